@@ -1,0 +1,29 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import BlocksBridge
+
+// bkbench [filter] [--rounds N] [--quick]: each benchmark runs ours and its reference side by side.
+var arguments = Array(CommandLine.arguments.dropFirst())
+var rounds = 5
+var quick = false
+var filter: String?
+while let argument = arguments.first {
+    arguments.removeFirst()
+    switch argument {
+    case "--rounds": rounds = Int(arguments.first ?? "") ?? rounds; if !arguments.isEmpty { arguments.removeFirst() }
+    case "--quick": quick = true
+    default: filter = argument
+    }
+}
+let scale = quick ? 10 : 1
+
+do {
+    let benchmarks: [Benchmark] = [
+        try callOverheadBenchmark(calls: 10_000_000 / scale),
+    ]
+    try runBenchmarks(benchmarks, rounds: rounds, filter: filter)
+} catch {
+    print("bkbench: \(error)")
+    exit(1)
+}

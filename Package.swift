@@ -1,0 +1,34 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "BlocksBridge",
+    products: [
+        .library(name: "BlocksBridge", targets: ["BlocksBridge"]),
+        .executable(name: "bklua", targets: ["bklua"]),
+    ],
+    targets: [
+        // Lua 5.4 itself, from Debian's liblua5.4-dev (never vendored).
+        .systemLibrary(
+            name: "CLua",
+            path: "Sources/CLua",
+            pkgConfig: "lua5.4",
+            providers: [.apt(["liblua5.4-dev"])]
+        ),
+        // The C side of the boundary: Lua's macros as functions, the error trampoline, the allocator.
+        .target(name: "CLuaShim", dependencies: ["CLua"], path: "Sources/CLuaShim"),
+        .target(name: "BlocksBridge", dependencies: ["CLua", "CLuaShim"]),
+        .executableTarget(name: "bklua", dependencies: ["BlocksBridge", "CLua", "CLuaShim"]),
+        .executableTarget(
+            name: "bkbench",
+            dependencies: ["BlocksBridge", "CLua", "CLuaShim"],
+            path: "Benchmarks/bkbench"
+        ),
+        .testTarget(
+            name: "BlocksBridgeTests",
+            dependencies: ["BlocksBridge", "CLua", "CLuaShim"],
+            path: "Tests/BlocksBridgeTests"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,60 @@
+import CLua
+import CLuaShim
+
+/// Protected calls: the only way Swift enters Lua.
+extension LuaStack {
+    /// Pushes the bridge's message handler (appends a traceback to string errors, once) and returns
+    /// its index. Push it once and reuse it for many calls (a helper calling a block per element).
+    public func pushMessageHandler() -> Int32 {
+        bk_pushcfunction(L, bk_traceback)
+        return lua_gettop(L)
+    }
+
+    /// Calls the function below its `arguments` in protected mode. On failure the error value
+    /// (with traceback when `handler` is the bridge's) is on top and the Lua status is returned.
+    @inlinable public func protectedCall(arguments: Int32, results: Int32, handler: Int32) -> Int32 {
+        bk_pcall(L, arguments, results, handler)
+    }
+
+    /// Calls a block from inside an exported function: a failure leaves the error on top and
+    /// throws `.valueOnTop`, so the error reaches the helper's caller with its traceback.
+    @inlinable public func callBlock(arguments: Int32, results: Int32, handler: Int32) throws(LuaRaise) {
+        if bk_pcall(L, arguments, results, handler) != LUA_OK { throw .valueOnTop }
+    }
+
+    /// Calls the function below its `arguments` with a traceback handler; a failure becomes a
+    /// Swift `LuaError` (the stack is left as before the function was pushed).
+    public func call(arguments: Int32, results: Int32) throws(LuaError) {
+        let functionIndex = top - arguments
+        bk_pushcfunction(L, bk_traceback)
+        insert(at: functionIndex)
+        let status = bk_pcall(L, arguments, results, functionIndex)
+        remove(at: functionIndex)
+        if status != LUA_OK { throw popError(status: status) }
+    }
+
+    /// Pops the error value on top into a `LuaError`.
+    public func popError(status: Int32) -> LuaError {
+        bk_pusherrormessage(L, -1)
+        let reported = toString(-1) ?? "(error object is not a string)"
+        pop(2)
+        return LuaError(status: status, reported: reported)
+    }
+
+    /// Loads a chunk (text or binary per `mode`) and pushes it as a function.
+    public func load(_ code: String, name: String, mode: String = "bt") throws(LuaError) {
+        var code = code
+        let status = code.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) {
+                bk_loadbuffer(L, $0.baseAddress, $0.count, name, mode)
+            }
+        }
+        if status != LUA_OK { throw popError(status: status) }
+    }
+
+    /// Loads a file (`nil`: standard input) and pushes it as a function.
+    public func loadFile(_ path: String?) throws(LuaError) {
+        let status = bk_loadfile(L, path)
+        if status != LUA_OK { throw popError(status: status) }
+    }
+}

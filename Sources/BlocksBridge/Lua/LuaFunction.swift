@@ -1,0 +1,64 @@
+import CLua
+import CLuaShim
+
+/// The body of a Swift function exported to Lua: reads its arguments from the stack, pushes its
+/// results and returns how many; throws `LuaRaise` to raise a Lua error (raised by the trampoline).
+public typealias LuaFunction = (LuaStack) throws(LuaRaise) -> Int32
+
+/// The Swift half of an exported function, retained by the Lua userdata upvalue of its closure.
+final class ExportedFunction {
+    let body: LuaFunction
+    init(_ body: @escaping LuaFunction) { self.body = body }
+}
+
+@_cdecl("bk_swift_call")
+func callExportedFunction(_ L: OpaquePointer?, _ body: UnsafeMutableRawPointer?,
+                          _ runtime: UnsafeMutablePointer<bk_runtime>?) -> Int32 {
+    guard let L, let body, let runtime else { return BK_RAISE_VALUE }
+    let stack = LuaStack(L, runtime)
+    // The Lua userdata keeps the box alive for the whole call: no retain/release on this path.
+    let result: Result<Int32, LuaRaise> = Unmanaged<ExportedFunction>.fromOpaque(body)
+        ._withUnsafeGuaranteedRef { function in
+            do throws(LuaRaise) { return .success(try function.body(stack)) } catch { return .failure(error) }
+        }
+    switch result {
+    case .success(let count): return count
+    case .failure(let error): return stack.prepareRaise(error)
+    }
+}
+
+@_cdecl("bk_swift_release")
+func releaseExportedFunction(_ body: UnsafeMutableRawPointer?) {
+    guard let body else { return }
+    Unmanaged<ExportedFunction>.fromOpaque(body).release()
+}
+
+extension LuaStack {
+    /// Pushes a Lua function that runs `body`. `name` is the name argument errors use.
+    public func push(function name: String, _ body: @escaping LuaFunction) {
+        let box = Unmanaged.passRetained(ExportedFunction(body)).toOpaque()
+        bk_pushswiftfunction(L, runtime, box, name)
+    }
+
+    /// Lays out on the stack what the trampoline needs to raise `error`; returns its status code.
+    func prepareRaise(_ error: LuaRaise) -> Int32 {
+        _ = ensureSpace(4)
+        switch error {
+        case .valueOnTop:
+            if top == 0 { pushNil() }
+            return BK_RAISE_VALUE
+        case .message(let message):
+            push(message)
+            return BK_RAISE_MESSAGE
+        case .argument(let index, let message):
+            push(Int64(index))
+            push(message)
+            return BK_RAISE_ARGUMENT
+        case .type(let index, let expected):
+            push(Int64(top))
+            push(Int64(index))
+            push(expected)
+            return BK_RAISE_TYPE
+        }
+    }
+}

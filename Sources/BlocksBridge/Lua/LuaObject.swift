@@ -1,0 +1,207 @@
+import CLua
+import CLuaShim
+
+/// How Lua sees instances of a Swift class: a userdata with methods (`obj:name(...)`, also
+/// `obj:bk_name(...)`), properties (`obj.name`, `obj.name = v`) and metamethods.
+public final class LuaClass: Sendable {
+    /// The metatable's `__name` (used by type errors: "bk.Timer expected, got nil").
+    public let name: String
+    public let methods: [BKFunction]
+    public let properties: [String: LuaProperty]
+    /// Extra metamethods: `__tostring`, `__len`, `__call`, `__eq`, `__close`, ...
+    public let metamethods: [BKFunction]
+
+    public init(name: String, methods: [BKFunction] = [], properties: [LuaProperty] = [],
+                metamethods: [BKFunction] = []) {
+        self.name = name
+        self.methods = methods
+        self.properties = Dictionary(properties.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
+        self.metamethods = metamethods
+    }
+}
+
+/// A Swift class whose instances can be pushed to Lua.
+public protocol LuaBridged: AnyObject {
+    static var luaClass: LuaClass { get }
+}
+
+/// A property of a bridged class. The getter pushes exactly one value.
+public struct LuaProperty: Sendable {
+    public let name: String
+    let get: @Sendable (AnyObject, LuaStack) throws(LuaRaise) -> Void
+    let set: (@Sendable (AnyObject, LuaStack, _ value: Int32) throws(LuaRaise) -> Void)?
+
+    public static func readOnly<T: AnyObject>(
+        _ name: String, _ get: @escaping @Sendable (T, LuaStack) throws(LuaRaise) -> Void
+    ) -> LuaProperty {
+        LuaProperty(name: name, get: { object, stack throws(LuaRaise) in
+            guard let object = object as? T else { stack.pushNil(); return }
+            try get(object, stack)
+        }, set: nil)
+    }
+
+    public static func readWrite<T: AnyObject>(
+        _ name: String,
+        get: @escaping @Sendable (T, LuaStack) throws(LuaRaise) -> Void,
+        set: @escaping @Sendable (T, LuaStack, _ value: Int32) throws(LuaRaise) -> Void
+    ) -> LuaProperty {
+        LuaProperty(name: name, get: { object, stack throws(LuaRaise) in
+            guard let object = object as? T else { stack.pushNil(); return }
+            try get(object, stack)
+        }, set: { object, stack, value throws(LuaRaise) in
+            guard let object = object as? T else { return }
+            try set(object, stack, value)
+        })
+    }
+}
+
+/// The userdata block: one retained reference to the Swift object.
+private typealias ObjectSlot = UnsafeMutablePointer<Unmanaged<AnyObject>?>
+
+extension LuaStack {
+    private static let identityCacheKey = "bk.objects"
+
+    /// Pushes `object` as a userdata of its class. The same object always gives the same userdata
+    /// while Lua holds it, so identity (`==`, table keys) works across pushes.
+    public func push<T: LuaBridged>(object: T) {
+        let identity = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        pushIdentityCache()
+        push(lightUserdata: identity)
+        if rawGet(-2) == .userdata {
+            remove(at: -2)
+            return
+        }
+        pop()
+        guard let block = lua_newuserdatauv(L, MemoryLayout<Unmanaged<AnyObject>?>.size, 1) else {
+            pop()
+            pushNil()
+            return
+        }
+        let slot = block.bindMemory(to: Unmanaged<AnyObject>?.self, capacity: 1)
+        slot.initialize(to: Unmanaged.passRetained(object as AnyObject))
+        pushMetatable(for: T.luaClass)
+        setMetatable(of: -2)
+        push(lightUserdata: identity)
+        pushCopy(of: -2)
+        rawSet(-4)
+        remove(at: -2)
+    }
+
+    /// The object at `index` if it is a userdata of `T`'s class.
+    public func toObject<T: LuaBridged>(_ type: T.Type, at index: Int32) -> T? {
+        guard lua_type(L, index) == LUA_TUSERDATA, pushMetatable(of: index) else { return nil }
+        _ = lua_getfield(L, LuaStack.registryIndex, T.luaClass.name)
+        let matches = rawEqual(-1, -2)
+        pop(2)
+        guard matches, let block = toUserdata(index) else { return nil }
+        return block.assumingMemoryBound(to: Unmanaged<AnyObject>?.self).pointee?.takeUnretainedValue() as? T
+    }
+
+    /// The object at `index`, or a type error naming its class.
+    public func checkObject<T: LuaBridged>(_ type: T.Type, at index: Int32) throws(LuaRaise) -> T {
+        guard let object = toObject(type, at: index) else { throw .type(index, expected: T.luaClass.name) }
+        return object
+    }
+
+    /// The Swift object behind any bridged userdata at `index`, whatever its class.
+    public func bridgedObject(at index: Int32) -> AnyObject? {
+        guard lua_type(L, index) == LUA_TUSERDATA, pushMetatable(of: index) else { return nil }
+        let isBridged = rawGet(-1, field: "__bkclass") == .boolean
+        pop(2)
+        guard isBridged, let block = toUserdata(index) else { return nil }
+        return block.assumingMemoryBound(to: Unmanaged<AnyObject>?.self).pointee?.takeUnretainedValue()
+    }
+
+    private func pushIdentityCache() {
+        if pushRegistryTable(Self.identityCacheKey) {
+            // Weak values: the cache never keeps a userdata (or its Swift object) alive.
+            pushNewTable()
+            push("v")
+            rawSet(-2, field: "__mode")
+            setMetatable(of: -2)
+        }
+    }
+
+    /// Pushes the metatable of `cls`, creating it on first use.
+    public func pushMetatable(for cls: LuaClass) {
+        if rawGet(LuaStack.registryIndex, field: cls.name) == .table { return }
+        pop()
+        pushNewTable()
+        let meta = top
+        push(cls.name)
+        rawSet(meta, field: "__name")
+        push(true)
+        rawSet(meta, field: "__bkclass")
+        push(false)
+        rawSet(meta, field: "__metatable")
+
+        pushNewTable(recordCount: Int32(cls.methods.count * 2))
+        let methods = top
+        for method in cls.methods {
+            push(function: method.name, method.body)
+            pushCopy(of: -1)
+            rawSet(methods, field: method.name)
+            rawSet(methods, field: "bk_" + method.name)
+        }
+        if cls.properties.isEmpty {
+            rawSet(meta, field: "__index")  // plain table lookup: the VM's fast path
+        } else {
+            push(function: "__index") { stack throws(LuaRaise) in
+                try LuaStack.indexBridged(stack, cls)
+            }
+            rawSet(meta, field: "__index")
+            rawSet(meta, field: "methods")
+        }
+        push(function: "__newindex") { stack throws(LuaRaise) in
+            try LuaStack.newIndexBridged(stack, cls)
+        }
+        rawSet(meta, field: "__newindex")
+        push(function: "__gc") { stack in
+            if let block = stack.toUserdata(1) {
+                let slot = block.assumingMemoryBound(to: Unmanaged<AnyObject>?.self)
+                let object = slot.pointee
+                slot.pointee = nil
+                object?.release()
+            }
+            return 0
+        }
+        rawSet(meta, field: "__gc")
+        for metamethod in cls.metamethods {
+            push(function: metamethod.name, metamethod.body)
+            rawSet(meta, field: metamethod.name)
+        }
+        pushCopy(of: meta)
+        rawSet(LuaStack.registryIndex, field: cls.name)
+    }
+
+    private static func object(_ stack: LuaStack) -> AnyObject? {
+        guard let block = stack.toUserdata(1) else { return nil }
+        return block.assumingMemoryBound(to: Unmanaged<AnyObject>?.self).pointee?.takeUnretainedValue()
+    }
+
+    private static func indexBridged(_ stack: LuaStack, _ cls: LuaClass) throws(LuaRaise) -> Int32 {
+        if let key = stack.stringValue(2), let property = cls.properties[key] {
+            guard let object = object(stack) else { return 0 }
+            try property.get(object, stack)
+            return 1
+        }
+        guard stack.pushMetatable(of: 1) else { return 0 }
+        stack.rawGet(-1, field: "methods")
+        stack.pushCopy(of: 2)
+        stack.rawGet(-2)
+        return 1
+    }
+
+    private static func newIndexBridged(_ stack: LuaStack, _ cls: LuaClass) throws(LuaRaise) -> Int32 {
+        let key = stack.stringValue(2) ?? "?"
+        guard let property = cls.properties[key] else {
+            throw .message("cannot set field '\(key)' of \(cls.name)")
+        }
+        guard let set = property.set else {
+            throw .message("field '\(key)' of \(cls.name) is read-only")
+        }
+        guard let object = object(stack) else { return 0 }
+        try set(object, stack, 3)
+        return 0
+    }
+}

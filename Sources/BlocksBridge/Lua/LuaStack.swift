@@ -1,0 +1,167 @@
+import CLua
+import CLuaShim
+
+/// A borrowed view of one Lua thread's stack: what a C function gets as `lua_State *L`.
+///
+/// Exported Swift functions receive one; `LuaState.stack` gives one to hosts. It owns nothing and
+/// is only valid while the call (or the state) is. Every method here is safe to call from Swift:
+/// none raises a Lua error (reads on user tables are raw, so no metamethod runs).
+public struct LuaStack {
+    /// The raw `lua_State *`.
+    public let L: OpaquePointer
+    @usableFromInline let runtime: UnsafeMutablePointer<bk_runtime>
+
+    @inlinable init(_ L: OpaquePointer, _ runtime: UnsafeMutablePointer<bk_runtime>) {
+        self.L = L
+        self.runtime = runtime
+    }
+
+    /// The bridge state this stack belongs to.
+    public var state: LuaState {
+        // `swift_state` is set before any Lua code can run and cleared only after lua_close.
+        Unmanaged<LuaState>.fromOpaque(UnsafeRawPointer(runtime.pointee.swift_state)).takeUnretainedValue()
+    }
+
+    // MARK: Stack size
+
+    /// Index of the top element (the number of values on the stack).
+    @inlinable public var top: Int32 {
+        get { lua_gettop(L) }
+        nonmutating set { lua_settop(L, newValue) }
+    }
+
+    @inlinable public func pop(_ n: Int32 = 1) { bk_pop(L, n) }
+
+    /// Makes room for `n` more values; false when the stack cannot grow (never raises).
+    @inlinable public func ensureSpace(_ n: Int32) -> Bool { lua_checkstack(L, n) != 0 }
+
+    @inlinable public func absolute(_ index: Int32) -> Int32 { lua_absindex(L, index) }
+
+    @inlinable public func pushCopy(of index: Int32) { lua_pushvalue(L, index) }
+    @inlinable public func remove(at index: Int32) { bk_remove(L, index) }
+    @inlinable public func insert(at index: Int32) { bk_insert(L, index) }
+    @inlinable public func replace(at index: Int32) { bk_replace(L, index) }
+
+    // MARK: Types
+
+    @inlinable public func type(at index: Int32) -> LuaType {
+        LuaType(rawValue: lua_type(L, index)) ?? .none
+    }
+
+    /// `luaL_typename`.
+    public func typeName(at index: Int32) -> String { type(at: index).description }
+
+    @inlinable public func isNoneOrNil(_ index: Int32) -> Bool { lua_type(L, index) <= 0 }
+    @inlinable public func isInteger(_ index: Int32) -> Bool { lua_isinteger(L, index) != 0 }
+
+    // MARK: Pushing
+
+    @inlinable public func pushNil() { lua_pushnil(L) }
+    @inlinable public func push(_ value: Bool) { lua_pushboolean(L, value ? 1 : 0) }
+    @inlinable public func push(_ value: Int) { lua_pushinteger(L, lua_Integer(value)) }
+    @inlinable public func push(_ value: Int64) { lua_pushinteger(L, lua_Integer(value)) }
+    @inlinable public func push(_ value: Double) { lua_pushnumber(L, value) }
+    public func push(_ value: String) {
+        var value = value
+        value.withUTF8 { bytes in
+            _ = bytes.withMemoryRebound(to: CChar.self) { lua_pushlstring(L, $0.baseAddress, $0.count) }
+        }
+    }
+    public func push(bytes: UnsafeRawBufferPointer) {
+        _ = lua_pushlstring(L, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count)
+    }
+    @inlinable public func push(lightUserdata pointer: UnsafeMutableRawPointer?) { lua_pushlightuserdata(L, pointer) }
+    @inlinable public func pushNewTable(arrayCount: Int32 = 0, recordCount: Int32 = 0) {
+        lua_createtable(L, arrayCount, recordCount)
+    }
+    @inlinable public func pushGlobalTable() { _ = lua_rawgeti(L, bk_registryindex(), lua_Integer(LUA_RIDX_GLOBALS)) }
+
+    // MARK: Reading (never raises, never converts in place except strings from numbers)
+
+    @inlinable public func toBool(_ index: Int32) -> Bool { lua_toboolean(L, index) != 0 }
+
+    @inlinable public func toInteger(_ index: Int32) -> Int64? {
+        var ok: Int32 = 0
+        let value = lua_tointegerx(L, index, &ok)
+        return ok != 0 ? Int64(value) : nil
+    }
+
+    @inlinable public func toNumber(_ index: Int32) -> Double? {
+        var ok: Int32 = 0
+        let value = lua_tonumberx(L, index, &ok)
+        return ok != 0 ? value : nil
+    }
+
+    /// The string at `index` (numbers are converted, as `lua_tolstring` does); nil for other types.
+    public func toString(_ index: Int32) -> String? {
+        var length = 0
+        guard let chars = lua_tolstring(L, index, &length) else { return nil }
+        return String(decoding: UnsafeRawBufferPointer(start: chars, count: length), as: UTF8.self)
+    }
+
+    /// A string only if the value is a string (no number conversion): for keys met in `next`.
+    public func stringValue(_ index: Int32) -> String? {
+        lua_type(L, index) == LUA_TSTRING ? toString(index) : nil
+    }
+
+    @inlinable public func toPointer(_ index: Int32) -> UnsafeRawPointer? { lua_topointer(L, index) }
+    @inlinable public func toUserdata(_ index: Int32) -> UnsafeMutableRawPointer? { lua_touserdata(L, index) }
+
+    // MARK: Raw table access (no metamethods)
+
+    @inlinable @discardableResult
+    public func rawGet(_ table: Int32, _ i: Int64) -> LuaType {
+        LuaType(rawValue: lua_rawgeti(L, table, lua_Integer(i))) ?? .none
+    }
+
+    /// Pushes `t[k]` where `k` is the value on top (popped).
+    @inlinable @discardableResult
+    public func rawGet(_ table: Int32) -> LuaType { LuaType(rawValue: lua_rawget(L, table)) ?? .none }
+
+    @inlinable @discardableResult
+    public func rawGet(_ table: Int32, field: String) -> LuaType {
+        let t = lua_absindex(L, table)
+        push(field)
+        return LuaType(rawValue: lua_rawget(L, t)) ?? .none
+    }
+
+    /// `t[i] = top` (popped).
+    @inlinable public func rawSet(_ table: Int32, _ i: Int64) { lua_rawseti(L, table, lua_Integer(i)) }
+    /// `t[k] = v` where k and v are the two top values (popped).
+    @inlinable public func rawSet(_ table: Int32) { lua_rawset(L, table) }
+    /// `t[field] = top` (popped).
+    public func rawSet(_ table: Int32, field: String) {
+        let t = lua_absindex(L, table)
+        push(field)
+        insert(at: -2)
+        lua_rawset(L, t)
+    }
+
+    @inlinable public func rawLength(_ index: Int32) -> Int64 { Int64(bk_rawlen(L, index)) }
+    @inlinable public func rawEqual(_ a: Int32, _ b: Int32) -> Bool { lua_rawequal(L, a, b) != 0 }
+
+    /// `lua_next`: pops a key, pushes the next key and value; false at the end.
+    /// The key on top must be a key of the table (or nil): walking code never changes it.
+    @inlinable public func next(_ table: Int32) -> Bool { lua_next(L, table) != 0 }
+
+    /// Pushes the metatable of the value at `index`; false (nothing pushed) when it has none.
+    @inlinable public func pushMetatable(of index: Int32) -> Bool { lua_getmetatable(L, index) != 0 }
+    /// Sets the table on top (popped) as the metatable of the value at `index`.
+    @inlinable public func setMetatable(of index: Int32) { lua_setmetatable(L, index) }
+
+    // MARK: Registry
+
+    @inlinable public static var registryIndex: Int32 { bk_registryindex() }
+    @inlinable public static func upvalueIndex(_ i: Int32) -> Int32 { bk_upvalueindex(i) }
+
+    /// Pushes `registry[name]`, creating it as an empty table when missing; true if it was created.
+    @discardableResult
+    public func pushRegistryTable(_ name: String) -> Bool {
+        if rawGet(Self.registryIndex, field: name) == .table { return false }
+        pop()
+        pushNewTable()
+        pushCopy(of: -1)
+        rawSet(Self.registryIndex, field: name)
+        return true
+    }
+}

@@ -1,0 +1,110 @@
+import CLua
+import CLuaShim
+
+/// An owning Lua state with the bridge installed: `require "bk"` works in it.
+///
+/// Not thread-safe: use a state from one thread at a time.
+public final class LuaState {
+    /// The main thread's `lua_State *`.
+    public let L: OpaquePointer
+    let runtime: UnsafeMutablePointer<bk_runtime>
+    private let ownsState: Bool
+    /// Per-state objects of the helper families (the loop, observation tables, ...), by type.
+    private var extensions: [ObjectIdentifier: AnyObject] = [:]
+
+    /// Creates a state with Lua's standard libraries (unless `standardLibraries` is false) and the
+    /// `bk` module loadable with `require "bk"`. `memoryLimit` caps Lua's memory in bytes (0: none).
+    public init(standardLibraries: Bool = true, memoryLimit: Int = 0) throws(LuaError) {
+        let runtime = UnsafeMutablePointer<bk_runtime>.allocate(capacity: 1)
+        runtime.initialize(to: bk_runtime())
+        runtime.pointee.uses_bk_alloc = 1
+        guard let L = lua_newstate(bk_alloc, runtime) else {
+            runtime.deallocate()
+            throw LuaError(kind: .memory, message: "not enough memory")
+        }
+        self.L = L
+        self.runtime = runtime
+        self.ownsState = true
+        runtime.pointee.swift_state = Unmanaged.passUnretained(self).toOpaque()
+        bk_setdefaulthandlers(L)
+        BKModule.register(in: stack)
+        if standardLibraries { try openStandardLibraries() }
+        runtime.pointee.memory_limit = memoryLimit
+    }
+
+    /// Opens Lua's standard libraries (for states created without them, e.g. to set
+    /// `LUA_NOENV` first as `lua -E` does).
+    public func openStandardLibraries() throws(LuaError) {
+        let status = bk_openlibs(L)
+        if status != LUA_OK { throw stack.popError(status: status) }
+    }
+
+    deinit {
+        extensions.removeAll()
+        if ownsState { lua_close(L) }
+        runtime.pointee.swift_state = nil
+        runtime.deallocate()
+    }
+
+    /// The main thread's stack.
+    public var stack: LuaStack { LuaStack(L, runtime) }
+
+    /// Bytes Lua has allocated (states created by the bridge only).
+    public var memoryInUse: Int { runtime.pointee.bytes_in_use }
+
+    /// The memory cap in bytes (0: none). Allocations made while Swift code runs may exceed it;
+    /// the error is raised when control returns to Lua.
+    public var memoryLimit: Int {
+        get { runtime.pointee.memory_limit }
+        set { runtime.pointee.memory_limit = newValue }
+    }
+
+    // MARK: Running code
+
+    /// Runs a chunk of Lua code and returns its results.
+    @discardableResult
+    public func run(_ code: String, name: String? = nil) throws(LuaError) -> [LuaValue] {
+        let s = stack
+        let base = s.top
+        try s.load(code, name: name ?? code)
+        return try callChunk(base: base)
+    }
+
+    /// Runs a Lua file and returns its results.
+    @discardableResult
+    public func runFile(_ path: String) throws(LuaError) -> [LuaValue] {
+        let s = stack
+        let base = s.top
+        try s.loadFile(path)
+        return try callChunk(base: base)
+    }
+
+    private func callChunk(base: Int32) throws(LuaError) -> [LuaValue] {
+        let s = stack
+        try s.call(arguments: 0, results: LUA_MULTRET)
+        defer { s.top = base }
+        return (base + 1 ..< s.top + 1).map { s.value(at: $0) }
+    }
+
+    /// Adds every `bk.NAME` as the global `bk_NAME`, and `bk` itself as a global.
+    public func installGlobals() {
+        BKModule.installGlobals(in: stack)
+    }
+
+    // MARK: Per-state extensions
+
+    /// The state's single instance of `type`, created by `make` on first use.
+    public func extensionObject<T: AnyObject>(_ type: T.Type, make: () -> T) -> T {
+        let key = ObjectIdentifier(type)
+        if let existing = extensions[key] as? T { return existing }
+        let created = make()
+        extensions[key] = created
+        return created
+    }
+
+    // MARK: References
+
+    func release(registryRef id: Int32) {
+        if id >= 0 { luaL_unref(L, bk_registryindex(), id) }
+    }
+}

@@ -1,0 +1,247 @@
+#include "CLuaShim.h"
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+// MARK: - Allocator
+
+void *bk_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    bk_runtime *rt = (bk_runtime *)ud;
+    size_t old = ptr ? osize : 0;
+    if (nsize == 0) {
+        free(ptr);
+        rt->bytes_in_use -= old;
+        return NULL;
+    }
+    // Refuse growth past the cap only while Lua itself is running: an allocation failure raises
+    // a Lua error, which must never start inside a Swift frame.
+    if (rt->memory_limit != 0 && rt->swift_depth == 0 && nsize > old &&
+        rt->bytes_in_use - old + nsize > rt->memory_limit) {
+        return NULL;
+    }
+    void *block = realloc(ptr, nsize);
+    if (block == NULL) return NULL;
+    rt->bytes_in_use = rt->bytes_in_use - old + nsize;
+    return block;
+}
+
+// MARK: - Exported Swift functions
+
+typedef struct bk_function {
+    void *body;          // retained Swift box
+    bk_runtime *rt;
+} bk_function;
+
+static const char *const bk_function_meta = "bk.SwiftFunction";
+
+static int bk_function_gc(lua_State *L) {
+    bk_function *f = (bk_function *)lua_touserdata(L, 1);
+    if (f != NULL && f->body != NULL) {
+        void *body = f->body;
+        f->body = NULL;
+        bk_swift_release(body);
+    }
+    return 0;
+}
+
+static int bk_raise_argument(lua_State *L, int arg, const char *extramsg, const char *fname) {
+    lua_Debug ar;
+    if (!lua_getstack(L, 0, &ar))
+        return luaL_error(L, "bad argument #%d (%s)", arg, extramsg);
+    lua_getinfo(L, "n", &ar);
+    if (ar.namewhat != NULL && strcmp(ar.namewhat, "method") == 0) {
+        arg--;  // do not count 'self', as luaL_argerror does
+        if (arg == 0)
+            return luaL_error(L, "calling '%s' on bad self (%s)", fname, extramsg);
+    }
+    return luaL_error(L, "bad argument #%d to '%s' (%s)", arg, fname, extramsg);
+}
+
+const char *bk_pushtypeerror(lua_State *L, int arg, const char *expected, const char *fname) {
+    (void)fname;
+    const char *typearg;
+    int named = luaL_getmetafield(L, arg, "__name");  // pushes nothing when absent
+    if (named == LUA_TSTRING)
+        typearg = lua_tostring(L, -1);
+    else if (lua_type(L, arg) == LUA_TLIGHTUSERDATA)
+        typearg = "light userdata";
+    else
+        typearg = luaL_typename(L, arg);
+    const char *msg = lua_pushfstring(L, "%s expected, got %s", expected, typearg);
+    if (named != LUA_TNIL) lua_remove(L, -2);
+    return msg;
+}
+
+int bk_trampoline(lua_State *L) {
+    bk_function *f = (bk_function *)lua_touserdata(L, lua_upvalueindex(1));
+    bk_runtime *rt = f->rt;
+    rt->swift_depth++;
+    int n = bk_swift_call(L, f->body, rt);
+    rt->swift_depth--;
+    // Swift has returned: from here on raising is safe.
+    if (rt->memory_limit != 0 && rt->swift_depth == 0 && rt->bytes_in_use > rt->memory_limit) {
+        lua_settop(L, 0);
+        rt->swift_depth++;  // the message itself must be allocatable
+        lua_pushliteral(L, "not enough memory");
+        rt->swift_depth--;
+        return lua_error(L);
+    }
+    if (n >= 0) return n;
+    const char *fname = lua_tostring(L, lua_upvalueindex(2));
+    switch (n) {
+        case BK_RAISE_MESSAGE: {
+            luaL_where(L, 1);
+            lua_insert(L, -2);
+            lua_concat(L, 2);
+            return lua_error(L);
+        }
+        case BK_RAISE_ARGUMENT: {
+            int arg = (int)lua_tointeger(L, -2);
+            const char *extramsg = lua_tostring(L, -1);
+            return bk_raise_argument(L, arg, extramsg ? extramsg : "?", fname);
+        }
+        case BK_RAISE_TYPE: {
+            // Stack: ..., original top, arg index, expected type name. Restore the arguments first
+            // so the actual type of a missing argument reads "no value".
+            char expected[128];
+            int original = (int)lua_tointeger(L, -3);
+            int arg = (int)lua_tointeger(L, -2);
+            const char *name = lua_tostring(L, -1);
+            snprintf(expected, sizeof expected, "%s", name ? name : "?");
+            lua_settop(L, original);
+            const char *msg = bk_pushtypeerror(L, arg, expected, fname);
+            return bk_raise_argument(L, arg, msg, fname);
+        }
+        default:
+            return lua_error(L);
+    }
+}
+
+void bk_pushswiftfunction(lua_State *L, bk_runtime *rt, void *body, const char *name) {
+    bk_function *f = (bk_function *)lua_newuserdatauv(L, sizeof(bk_function), 0);
+    f->body = body;
+    f->rt = rt;
+    if (luaL_newmetatable(L, bk_function_meta)) {
+        lua_pushcfunction(L, bk_function_gc);
+        lua_setfield(L, -2, "__gc");
+        lua_pushliteral(L, "bk.SwiftFunction");
+        lua_setfield(L, -2, "__name");
+        lua_pushboolean(L, 0);
+        lua_setfield(L, -2, "__metatable");
+    }
+    lua_setmetatable(L, -2);
+    lua_pushstring(L, name);
+    lua_pushcclosure(L, bk_trampoline, 2);
+}
+
+// MARK: - Calling into Lua
+
+int bk_pcall(lua_State *L, int nargs, int nresults, int msgh) {
+    // Lua code called from Swift runs under the memory cap again; restore on the way back.
+    void *ud = NULL;
+    bk_runtime *rt = (lua_getallocf(L, &ud) == bk_alloc) ? (bk_runtime *)ud : NULL;
+    int saved = 0;
+    if (rt != NULL) {
+        saved = rt->swift_depth;
+        rt->swift_depth = 0;
+    }
+    int status = lua_pcallk(L, nargs, nresults, msgh, 0, NULL);
+    if (rt != NULL) rt->swift_depth = saved;
+    return status;
+}
+
+int bk_traceback(lua_State *L) {
+    const char *msg = lua_tostring(L, 1);
+    if (msg == NULL) {
+        // Not a string: keep the original value so callers can rethrow it unchanged.
+        return 1;
+    }
+    if (strstr(msg, "\nstack traceback:") != NULL) return 1;  // already traced deeper down
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+static int bk_errormessage_protected(lua_State *L) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+    lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    return 1;
+}
+
+void bk_pusherrormessage(lua_State *L, int idx) {
+    idx = lua_absindex(L, idx);
+    if (lua_type(L, idx) == LUA_TSTRING) {
+        lua_pushvalue(L, idx);
+        return;
+    }
+    lua_pushcfunction(L, bk_errormessage_protected);
+    lua_pushvalue(L, idx);
+    if (bk_pcall(L, 1, 1, 0) != LUA_OK || lua_type(L, -1) != LUA_TSTRING) {
+        lua_pop(L, 1);
+        lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, idx));
+    }
+}
+
+static int bk_openlibs_protected(lua_State *L) {
+    luaL_openlibs(L);
+    return 0;
+}
+
+int bk_openlibs(lua_State *L) {
+    lua_pushcfunction(L, bk_openlibs_protected);
+    return bk_pcall(L, 0, 0, 0);
+}
+
+// MARK: - Panic and warnings (what luaL_newstate installs; lua_newstate with our allocator does not)
+
+static int bk_panic(lua_State *L) {
+    const char *msg = lua_tostring(L, -1);
+    fprintf(stderr, "PANIC: unprotected error in call to Lua API (%s)\n", msg ? msg : "error object is not a string");
+    fflush(stderr);
+    return 0;  // then Lua aborts
+}
+
+static void bk_warnfoff(void *ud, const char *message, int tocont);
+static void bk_warnfon(void *ud, const char *message, int tocont);
+static void bk_warnfcont(void *ud, const char *message, int tocont);
+
+static int bk_warncontrol(lua_State *L, const char *message, int tocont) {
+    if (tocont || *(message++) != '@') return 0;
+    if (strcmp(message, "off") == 0) lua_setwarnf(L, bk_warnfoff, L);
+    else if (strcmp(message, "on") == 0) lua_setwarnf(L, bk_warnfon, L);
+    return 1;
+}
+
+static void bk_warnfoff(void *ud, const char *message, int tocont) {
+    bk_warncontrol((lua_State *)ud, message, tocont);
+}
+
+static void bk_warnfcont(void *ud, const char *message, int tocont) {
+    lua_State *L = (lua_State *)ud;
+    fputs(message, stderr);
+    if (tocont) lua_setwarnf(L, bk_warnfcont, L);
+    else { fputs("\n", stderr); fflush(stderr); lua_setwarnf(L, bk_warnfon, L); }
+}
+
+static void bk_warnfon(void *ud, const char *message, int tocont) {
+    if (bk_warncontrol((lua_State *)ud, message, tocont)) return;
+    fputs("Lua warning: ", stderr);
+    bk_warnfcont(ud, message, tocont);
+}
+
+void bk_setdefaulthandlers(lua_State *L) {
+    lua_atpanic(L, bk_panic);
+    lua_setwarnf(L, bk_warnfoff, L);
+}
+
+// MARK: - Standard streams
+
+void bk_write_stdout(const char *s, size_t n) {
+    fwrite(s, 1, n, stdout);
+    fflush(stdout);
+}
+
+void bk_write_stderr(const char *s, size_t n) {
+    fflush(stdout);  // keep stdout and stderr in the order they were written
+    fwrite(s, 1, n, stderr);
+    fflush(stderr);
+}

@@ -1,0 +1,122 @@
+// The C side of the Lua/Swift boundary.
+//
+// Two jobs:
+//  1. Lua's macros that Swift cannot import, as small inline functions (bk_pop, bk_newtable, ...).
+//  2. The rule that no Lua error ever longjmps through a Swift frame:
+//     - Swift functions exported to Lua run behind `bk_trampoline`, a C function that calls the
+//       Swift body, and raises (lua_error) only after the Swift frame has returned, from the status
+//       the body returned.
+//     - Swift enters Lua only through `bk_pcall` (a protected call).
+//     - Allocations made while a Swift frame is live never fail (see bk_runtime): a memory cap is
+//       enforced once control is back in Lua, so an out-of-memory error cannot start inside Swift.
+#ifndef CLUASHIM_H
+#define CLUASHIM_H
+
+#include <lua.h>
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stddef.h>
+
+// MARK: - Per-state runtime data shared by C and Swift
+
+typedef struct bk_runtime {
+    void *swift_state;     // unretained pointer to the Swift `LuaState`
+    size_t bytes_in_use;   // bytes allocated by Lua through bk_alloc
+    size_t memory_limit;   // 0: no cap
+    int swift_depth;       // > 0 while a Swift frame is live (allocations must not fail then)
+    int uses_bk_alloc;     // this state allocates through bk_alloc (the cap applies)
+    volatile int interrupted; // set asynchronously (signal); checked by the count hook
+} bk_runtime;
+
+/// The allocator of states created by the bridge: counts bytes and enforces `memory_limit`,
+/// except while Swift code runs (then it over-commits and the trampoline raises afterwards).
+void *bk_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+
+// MARK: - Status codes a Swift body returns to the trampoline
+
+/// >= 0: number of results on the stack.
+#define BK_RAISE_VALUE (-1)     /* raise the value on top of the stack as is */
+#define BK_RAISE_MESSAGE (-2)   /* string on top: raise it with the caller's position prefixed */
+#define BK_RAISE_ARGUMENT (-3)  /* stack: ..., arg index, extra message: luaL_argerror wording */
+#define BK_RAISE_TYPE (-4)      /* stack: ..., top before, arg index, expected type: luaL_typeerror wording */
+
+/// Implemented in Swift: runs the body of an exported function. `body` is the retained Swift box.
+extern int bk_swift_call(lua_State *L, void *body, bk_runtime *rt);
+/// Implemented in Swift: releases the Swift box when Lua collects the function.
+extern void bk_swift_release(void *body);
+
+/// The lua_CFunction behind every exported Swift function.
+int bk_trampoline(lua_State *L);
+
+/// Pushes a Lua function whose body is the Swift box `body` (already retained; released by __gc).
+/// `name` is used in argument error messages ("bad argument #2 to 'name' ...").
+void bk_pushswiftfunction(lua_State *L, bk_runtime *rt, void *body, const char *name);
+
+/// Protected call that keeps the allocation rule: Lua code called from Swift may fail to allocate.
+int bk_pcall(lua_State *L, int nargs, int nresults, int msgh);
+
+/// Message handler: appends a traceback to a string error once (an error that already carries a
+/// traceback keeps it, so an error crossing several Swift helpers is not traced twice). Non-string
+/// error values pass through unchanged (their __tostring, if any, is used by whoever reports them).
+int bk_traceback(lua_State *L);
+
+/// Pushes a string describing the value at `idx` the way lua.c reports errors (__tostring honoured,
+/// else "(error object is a X value)"). Protected: a raising __tostring cannot escape.
+void bk_pusherrormessage(lua_State *L, int idx);
+
+/// Installs the panic and warning functions luaL_newstate would (warnings start off; "@on"/"@off").
+void bk_setdefaulthandlers(lua_State *L);
+
+/// Runs luaL_openlibs in protected mode; returns a Lua status.
+int bk_openlibs(lua_State *L);
+
+/// The error message luaL_typeerror would produce for `arg` (pushed); never raises except on memory.
+const char *bk_pushtypeerror(lua_State *L, int arg, const char *expected, const char *fname);
+
+/// Writes to the C stdio streams Lua's own `print` and `io.stderr` use (so output keeps its order).
+void bk_write_stdout(const char *s, size_t n);
+void bk_write_stderr(const char *s, size_t n);
+
+// MARK: - Macros as functions
+
+static inline void bk_pop(lua_State *L, int n) { lua_settop(L, -(n)-1); }
+static inline void bk_newtable(lua_State *L) { lua_createtable(L, 0, 0); }
+static inline const char *bk_tostring(lua_State *L, int i) { return lua_tolstring(L, i, NULL); }
+static inline lua_Number bk_tonumber(lua_State *L, int i) { return lua_tonumberx(L, i, NULL); }
+static inline lua_Integer bk_tointeger(lua_State *L, int i) { return lua_tointegerx(L, i, NULL); }
+static inline int bk_upvalueindex(int i) { return lua_upvalueindex(i); }
+static inline int bk_registryindex(void) { return LUA_REGISTRYINDEX; }
+static inline void bk_insert(lua_State *L, int i) { lua_rotate(L, i, 1); }
+static inline void bk_remove(lua_State *L, int i) { lua_rotate(L, i, -1); lua_settop(L, -2); }
+static inline void bk_replace(lua_State *L, int i) { lua_copy(L, -1, i); lua_settop(L, -2); }
+static inline void bk_pushcfunction(lua_State *L, lua_CFunction f) { lua_pushcclosure(L, f, 0); }
+static inline void *bk_newuserdata(lua_State *L, size_t size) { return lua_newuserdatauv(L, size, 1); }
+static inline int bk_isnoneornil(lua_State *L, int i) { return lua_type(L, i) <= 0; }
+static inline int bk_getmetatable_named(lua_State *L, const char *name) {
+    return lua_getfield(L, LUA_REGISTRYINDEX, name);  // the registry has no metatable: cannot raise
+}
+static inline int bk_rawgetfield(lua_State *L, int idx, const char *k) {
+    idx = lua_absindex(L, idx);
+    lua_pushstring(L, k);
+    return lua_rawget(L, idx);
+}
+static inline void bk_rawsetfield(lua_State *L, int idx, const char *k) {
+    idx = lua_absindex(L, idx);
+    lua_pushstring(L, k);
+    lua_rotate(L, -2, 1);
+    lua_rawset(L, idx);
+}
+static inline lua_Integer bk_rawlen(lua_State *L, int i) { return (lua_Integer)lua_rawlen(L, i); }
+static inline int bk_loadbuffer(lua_State *L, const char *s, size_t n, const char *name, const char *mode) {
+    return luaL_loadbufferx(L, s, n, name, mode);
+}
+static inline int bk_loadfile(lua_State *L, const char *path) { return luaL_loadfilex(L, path, NULL); }
+static inline int bk_gc_generational(lua_State *L) { return lua_gc(L, LUA_GCGEN, 0, 0); }
+static inline int bk_gc_count_kb(lua_State *L) { return lua_gc(L, LUA_GCCOUNT); }
+static inline int bk_gc_collect(lua_State *L) { return lua_gc(L, LUA_GCCOLLECT); }
+static inline void bk_warning_on(lua_State *L) { lua_warning(L, "@on", 0); }
+static inline int bk_version_num(void) { return LUA_VERSION_NUM; }
+static inline const char *bk_copyright(void) { return LUA_COPYRIGHT; }
+static inline const char *bk_release(void) { return LUA_RELEASE; }
+
+#endif

@@ -1,0 +1,71 @@
+import BlocksBridge
+import CLua
+import CLuaShim
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// bklua: lua.c's command line on a BlocksBridge state, with `bk` and the `bk_` globals preloaded.
+func bkluaMain() -> Int32 {
+    let argv = CommandLine.arguments
+    let progname = "bklua"
+    let state: LuaState
+    do {
+        state = try LuaState(standardLibraries: false)
+    } catch {
+        Runner.message(progname, error.description)
+        return 1
+    }
+    // Like lua.c's pmain, everything runs inside one C function, so tracebacks end the same way.
+    var status: Int32 = 1
+    state.stack.push(function: "pmain") { _ in
+        status = protectedMain(state: state, argv: argv, progname: progname)
+        return 0
+    }
+    do {
+        try state.stack.call(arguments: 0, results: 0)
+    } catch {
+        Runner.message(progname, error.description)
+        return 1
+    }
+    return status
+}
+
+func protectedMain(state: LuaState, argv: [String], progname: String) -> Int32 {
+    let options = CommandLineOptions(argv)
+    let runner = Runner(progname: progname, argv: argv, state: state)
+    if let bad = options.badOption {
+        runner.printUsage(badOption: argv[bad])
+        return 1
+    }
+    if options.version { Runner.printVersion() }
+    if options.ignoreEnvironment {
+        runner.stack.push(true)
+        runner.stack.rawSet(LuaStack.registryIndex, field: "LUA_NOENV")
+    }
+    do {
+        try state.openStandardLibraries()
+    } catch {
+        runner.report(error)
+        return 1
+    }
+    state.installGlobals()
+    runner.createArgTable(scriptIndex: options.scriptIndex)
+    _ = bk_gc_generational(state.L)
+    if !options.ignoreEnvironment, !runner.handleLuaInit() { return 1 }
+    if !runner.runArguments(upTo: options.hasScript ? options.scriptIndex : argv.count) { return 1 }
+    if options.hasScript, !runner.handleScript(at: options.scriptIndex) { return 1 }
+    if options.interactive {
+        REPL(runner: runner).run()
+    } else if !options.hasScript && !options.executes && !options.version {
+        if isatty(0) != 0 {
+            Runner.printVersion()
+            REPL(runner: runner).run()
+        } else if !runner.doFile(nil) {
+            return 1
+        }
+    }
+    return 0
+}
+
+exit(bkluaMain())
