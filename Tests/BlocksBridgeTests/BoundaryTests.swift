@@ -205,3 +205,31 @@ private func makeState() throws -> LuaState {
         #expect(try state.run("return 6 * 7").first?.description == "42")
     }
 }
+
+@Suite struct ErrorReportingTests {
+    @Test func callbackErrorsGoToTheRegisteredHandlerWithTraceback() throws {
+        let state = try LuaState()
+        let stack = state.stack
+        try state.run("reported = {}")
+        stack.push(function: "handler") { stack in
+            stack.pushGlobalTable()
+            stack.rawGet(-1, field: "reported")
+            stack.pushCopy(of: 1)
+            stack.rawSet(-2, stack.rawLength(-2) + 1)
+            return 0
+        }
+        stack.rawSet(LuaStack.registryIndex, field: "bk.onError")
+        try state.stack.load("local x = nil; return x.field", name: "=callback")
+        #expect(!stack.callReportingErrors(arguments: 0, results: 0))
+        #expect(stack.top == 0)
+        let reported = try state.run("return #reported, reported[1]")
+        #expect(reported.first?.description == "1")
+        let text = reported.last?.description ?? ""
+        #expect(text.hasPrefix("callback:1: attempt to index a nil value"), "\(text)")
+        #expect(text.contains("stack traceback:"))
+        // A successful call leaves its results.
+        try state.stack.load("return 1, 2", name: "=ok")
+        #expect(stack.callReportingErrors(arguments: 0, results: 2))
+        #expect(stack.top == 2)
+    }
+}
