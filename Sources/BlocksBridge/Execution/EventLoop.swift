@@ -94,6 +94,7 @@ public final class EventLoop: @unchecked Sendable {
     /// (false). Nested calls (from inside a block) are allowed.
     @discardableResult
     public func run(seconds: Double? = nil) -> Bool {
+        guard state != nil else { return true }  // nothing can run any more
         let end = seconds.map { MonotonicClock.now() &+ MonotonicClock.nanoseconds($0) }
         stopRequested.store(false, ordering: .relaxed)
         stateLock.lock()
@@ -124,7 +125,7 @@ public final class EventLoop: @unchecked Sendable {
     /// cancelled). Waiting happens on a Dispatch thread, not on the cooperative pool.
     public func waitUntilIdle() async {
         stopRequested.store(false, ordering: .relaxed)
-        while !Task.isCancelled {
+        while !Task.isCancelled, state != nil {
             runDueWork()
             if stopRequested.exchange(false, ordering: .relaxed) { return }
             let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.first?.deadline) }
