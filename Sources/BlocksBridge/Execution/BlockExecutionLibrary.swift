@@ -10,7 +10,7 @@ extension BKLibrary {
             let handle = stack.state.eventLoop.perform(
                 after: block.delay, on: block.queue ?? .main, functionAt: block.function,
                 object: block.object, in: stack)
-            stack.push(object: handle)
+            stack.push(newObject: handle)
             return 1
         },
         // performBlockInBackground([obj,] f, delay) -> handle
@@ -18,13 +18,13 @@ extension BKLibrary {
             let block = try BlockArguments(stack, takesQueue: false)
             let handle = stack.state.eventLoop.perform(
                 after: block.delay, on: .background, functionAt: block.function, object: block.object, in: stack)
-            stack.push(object: handle)
+            stack.push(newObject: handle)
             return 1
         },
         // cancelBlock(handle)
         BKFunction("cancelBlock") { stack throws(LuaRaise) in
             let handle = try stack.checkObject(BlockHandle.self, at: 1)
-            handle.loop?.cancel(handle, on: stack)
+            handle.loop.cancel(handle, on: stack)
             return 0
         },
         // queue(label [, "serial" | "concurrent"]) -> a new queue

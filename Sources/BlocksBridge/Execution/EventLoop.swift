@@ -15,7 +15,7 @@ import Synchronization
 /// lock up while it sleeps.
 ///
 /// Lock order: the state lock, then `mutex`; `mutex` is never held while entering Lua.
-public final class EventLoop: @unchecked Sendable {
+public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     private weak var state: LuaState?
     private let stateLock: StateLock
     /// Guards the heap, counters and every handle's and timer's status.
@@ -34,6 +34,8 @@ public final class EventLoop: @unchecked Sendable {
     /// gets a stack of its own, whatever the thread that owns the state's main stack is doing.
     private var idleThreads: [(ref: Int32, thread: OpaquePointer)] = []
     private lazy var waitQueue = DispatchQueue(label: "bk.loop.wait")
+    /// Set when the state closes: nothing is scheduled any more.
+    private var closed = false
 
     init(state: LuaState) {
         self.state = state
@@ -55,7 +57,7 @@ public final class EventLoop: @unchecked Sendable {
             var count = 0
             while true {
                 mutex.lock()
-                guard let first = heap.first, first.deadline <= now else {
+                guard let deadline = heap.firstDeadline, deadline <= now, let first = heap.first else {
                     mutex.unlock()
                     break
                 }
@@ -74,9 +76,9 @@ public final class EventLoop: @unchecked Sendable {
     public var secondsUntilNextWork: Double? {
         mutex.withLock {
             if !deferredReleases.isEmpty { return 0 }
-            guard let first = heap.first else { return nil }
+            guard let deadline = heap.firstDeadline else { return nil }
             let now = MonotonicClock.now()
-            return first.deadline > now ? Double(first.deadline - now) / 1e9 : 0
+            return deadline > now ? Double(deadline - now) / 1e9 : 0
         }
     }
 
@@ -102,7 +104,7 @@ public final class EventLoop: @unchecked Sendable {
         while true {
             runDueWork()
             if stopRequested.exchange(false, ordering: .relaxed) { return false }
-            let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.first?.deadline) }
+            let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.firstDeadline) }
             if pending == 0 { return true }
             let now = MonotonicClock.now()
             var timeout = next.map { $0 > now ? $0 - now : 0 }
@@ -128,7 +130,7 @@ public final class EventLoop: @unchecked Sendable {
         while !Task.isCancelled, state != nil {
             runDueWork()
             if stopRequested.exchange(false, ordering: .relaxed) { return }
-            let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.first?.deadline) }
+            let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.firstDeadline) }
             if pending == 0 { return }
             let now = MonotonicClock.now()
             let timeout = next.map { $0 > now ? $0 - now : 0 }
@@ -201,6 +203,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Puts `work` on the heap (under `mutex`); true when the loop must be woken for it.
     func insertLocked(_ work: ScheduledWork, deadline: UInt64) -> Bool {
+        if closed { return false }
         work.deadline = deadline
         work.sequence = nextSequence
         nextSequence &+= 1
@@ -340,6 +343,11 @@ public final class EventLoop: @unchecked Sendable {
     /// around the protected ones.
     func withLua<R>(_ body: (LuaStack) -> R) -> R? {
         guard let state else { return nil }
+        // The state must outlive the call even if its host lets go of it meanwhile.
+        return withExtendedLifetime(state) { withLua(state, body) }
+    }
+
+    private func withLua<R>(_ state: LuaState, _ body: (LuaStack) -> R) -> R {
         stateLock.lock()
         defer { stateLock.unlock() }
         state.runtime.pointee.swift_depth += 1
@@ -387,11 +395,22 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    var isOnLoopThread: Bool {
-        mutex.withLock { loopThread == UInt(pthread_self()) }
-    }
-
     func wake() { wakeup.signal() }
+
+    /// The state is closing: drop every scheduled block and timer (they hold the loop) and the
+    /// Lua threads. Their Lua values go with the state.
+    public func stateWillClose() {
+        let dropped: [ScheduledWork] = mutex.withLock {
+            closed = true
+            deferredReleases.removeAll()
+            let items = heap.items
+            heap.removeAll()
+            return items
+        }
+        idleThreads.removeAll()
+        // Released outside the mutex: a timer's deinit may defer a release, which takes it.
+        _ = dropped
+    }
 }
 
 extension LuaState {

@@ -43,6 +43,7 @@ public final class LuaState {
     }
 
     deinit {
+        for object in extensions.values { (object as? LuaStateExtension)?.stateWillClose() }
         extensions.removeAll()
         if ownsState { lua_close(L) }
         runtime.pointee.swift_state = nil
@@ -110,4 +111,11 @@ public final class LuaState {
     func release(registryRef id: Int32) {
         if id >= 0 { luaL_unref(L, bk_registryindex(), id) }
     }
+}
+
+/// An extension object that must let go of what it holds (Lua references, objects that point back
+/// to it) before its state closes.
+public protocol LuaStateExtension: AnyObject {
+    /// Called from the state's deinit, before `lua_close`.
+    func stateWillClose()
 }
