@@ -32,3 +32,11 @@ print("index set:", table.concat(bk.indexSet { 9, 3, 3, 0 }, " "))
 print("nil results are bk.null:", bk.map({ 1, 2 }, function(x) if x > 1 then return x end end)[1])
 numbers:performReject(function(x) return x > 3 end)
 print("performReject in place:", table.concat(numbers, " "))
+
+-- 5. Associated objects: attach values to any table, userdata, function or coroutine.
+local button = {}
+bk.associateValue(button, "title", "OK")
+bk.weaklyAssociateValue(button, "owner", { name = "window" })
+print("associated title:", bk.associatedValueForKey(button, "title"), "button unchanged:", next(button) == nil)
+collectgarbage()
+print("weak value after collection:", bk.associatedValueForKey(button, "owner"))

@@ -171,6 +171,47 @@ function bk.performMap(c, f) end
 
 -- Associated objects
 
+---@alias bk.object table|userdata|function|thread
+
+---Associates `value` with `obj` under `key` (nil removes it). Never keeps `obj` alive.
+---@param obj bk.object
+---@param key any
+---@param value any
+function bk.associateValue(obj, key, value) end
+
+---Same as `associateValue` (a Lua state runs one thread at a time).
+---@param obj bk.object
+---@param key any
+---@param value any
+function bk.atomicallyAssociateValue(obj, key, value) end
+
+---Associates a shallow copy of a table `value` (other values as they are).
+---@param obj bk.object
+---@param key any
+---@param value any
+function bk.associateCopyOfValue(obj, key, value) end
+
+---Same as `associateCopyOfValue`.
+---@param obj bk.object
+---@param key any
+---@param value any
+function bk.atomicallyAssociateCopyOfValue(obj, key, value) end
+
+---Associates `value` without keeping it alive; reads nil once it is collected.
+---@param obj bk.object
+---@param key any
+---@param value any
+function bk.weaklyAssociateValue(obj, key, value) end
+
+---@param obj bk.object
+---@param key any
+---@return any
+function bk.associatedValueForKey(obj, key) end
+
+---Removes every association of `obj`.
+---@param obj bk.object
+function bk.removeAllAssociatedObjects(obj) end
+
 -- Invocation
 
 -- Block execution
