@@ -40,3 +40,9 @@ bk.weaklyAssociateValue(button, "owner", { name = "window" })
 print("associated title:", bk.associatedValueForKey(button, "title"), "button unchanged:", next(button) == nil)
 collectgarbage()
 print("weak value after collection:", bk.associatedValueForKey(button, "owner"))
+
+-- 6. Invocations: a target and a block, called later; the target can be changed.
+local greet = bk.invocationWithTarget("world", function(name) return "hello, " .. name end)
+print(greet:invoke())
+greet.target = "Lua"
+print(greet:invoke())

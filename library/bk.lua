@@ -214,6 +214,17 @@ function bk.removeAllAssociatedObjects(obj) end
 
 -- Invocation
 
+---@class bk.Invocation: userdata
+---@field target any settable
+---@field block fun(target: any, ...: any): ...
+---@field invoke fun(self: bk.Invocation, ...: any): ... returns block(target, ...)
+
+---An invocation of `f` on `target`; `inv:invoke()` returns `f(inv.target)`.
+---@param target any
+---@param f fun(target: any, ...: any): ...
+---@return bk.Invocation
+function bk.invocationWithTarget(target, f) end
+
 -- Block execution
 
 -- Timers

@@ -4,5 +4,6 @@ extension BKModule {
         .core,
         .collections,
         .associatedObjects,
+        .invocation,
     ]
 }
