@@ -50,6 +50,15 @@ test("the block wins over the real delegate, even with false", function()
   eq(dd:alertViewTitle("v"), "block")
 end)
 
+test("both the real delegate and the block are called, the real delegate first", function()
+  local dd = bk.dynamicDelegateForProtocol({}, AlertDelegate)
+  local order = {}
+  dd.realDelegate = { alertViewClickedButtonAtIndex = function(self, v, i) order[#order + 1] = "real" .. i end }
+  dd:implementMethod("alertViewClickedButtonAtIndex", function(v, i) order[#order + 1] = "block" .. i end)
+  dd:alertViewClickedButtonAtIndex("v", 1)
+  deepEq(order, { "real1", "block1" })
+end)
+
 test("a nil answer from the block falls through to the real delegate, then the default", function()
   local dd = bk.dynamicDelegateForProtocol({}, AlertDelegate)
   local blockCalled, realCalled = 0, 0
@@ -351,4 +360,172 @@ test("linkDelegateMethods checks its arguments", function()
   bk.registerDynamicDelegate(Alert, AlertDelegate)
   raises("'nope' is not a method of protocol 'TestAlertViewDelegate'", bk.linkDelegateMethods, Alert, { bk_x = "nope" })
   raises("bad argument #2 to 'linkDelegateMethods' (table expected, got no value)", bk.linkDelegateMethods, Alert)
+end)
+
+-- bk.XMLParser: Foundation's XMLParser with a dynamic XMLParserDelegate --------------------------
+
+local document = [==[<?xml version="1.0" encoding="UTF-8"?>
+<library name="city">
+  <!-- the shelves -->
+  <shelf id="1" floor="ground">
+    <book isbn="42">Dune</book>
+    <book isbn="7"><![CDATA[<Cats> & Dogs]]></book>
+  </shelf>
+  <?index rebuild?>
+  <shelf id="2"/>
+</library>]==]
+
+-- Builds a tree {name, attrs, children..., text} from the parser's events, with blocks only.
+local function treeBuilder(p)
+  local root = { children = {} }
+  local stack = { root }
+  local dd = p.delegate
+  dd:implementMethod("parser:didStartElement:namespaceURI:qualifiedName:attributes:",
+    function(parser, name, uri, qname, attributes)
+      eq(parser, p, "the parser comes first")
+      local node = { name = name, attributes = attributes, children = {}, text = "" }
+      local parent = stack[#stack]
+      parent.children[#parent.children + 1] = node
+      stack[#stack + 1] = node
+    end)
+  dd:implementMethod("parserFoundCharacters", function(parser, s)
+    local node = stack[#stack]
+    node.text = (node.text or "") .. s
+  end)
+  dd:implementMethod("parserFoundCDATA", function(parser, s)
+    local node = stack[#stack]
+    node.text = node.text .. s
+  end)
+  dd:implementMethod("parserDidEndElement", function(parser, name)
+    eq(stack[#stack].name, name, "ends the element it started")
+    stack[#stack] = nil
+  end)
+  return root
+end
+
+test("XMLParser parses nested elements, attributes, text and CDATA through blocks", function()
+  local p = bk.XMLParser(document)
+  local root = treeBuilder(p)
+  eq(p:parse(), true)
+  eq(p.parserError, nil)
+  local library = root.children[1]
+  eq(library.name, "library")
+  eq(library.attributes.name, "city")
+  eq(#library.children, 2)
+  local shelf = library.children[1]
+  deepEq(shelf.attributes, { id = "1", floor = "ground" })
+  eq(#shelf.children, 2)
+  eq(shelf.children[1].text, "Dune")
+  eq(shelf.children[1].attributes.isbn, "42")
+  eq(shelf.children[2].text, "<Cats> & Dogs")
+  eq(library.children[2].attributes.id, "2")
+  eq(#library.children[2].children, 0)
+end)
+
+test("XMLParser: comments, processing instructions, document start and end", function()
+  local p = bk.XMLParser(document)
+  local events = {}
+  local dd = p.delegate
+  dd:implementMethod("parserDidStartDocument", function(parser) events[#events + 1] = "start" end)
+  dd:implementMethod("parserFoundComment", function(parser, c) events[#events + 1] = "comment" .. c end)
+  dd:implementMethod("parser:foundProcessingInstructionWithTarget:data:",
+    function(parser, target, data) events[#events + 1] = "pi " .. target .. " " .. data end)
+  dd:implementMethod("parserDidEndDocument", function(parser) events[#events + 1] = "end" end)
+  eq(p:parse(), true)
+  deepEq(events, { "start", "comment the shelves ", "pi index rebuild", "end" })
+end)
+
+test("XMLParser: a real delegate gets what no block handles; blocks win", function()
+  local p = bk.XMLParser("<a><b>x</b><c/></a>")
+  local Collector = {}
+  Collector.__index = Collector
+  function Collector:parserDidStartElement(parser, name) self.started[#self.started + 1] = name end
+  function Collector:parserDidEndElement(parser, name) self.ended[#self.ended + 1] = name end
+  local real = setmetatable({ started = {}, ended = {} }, Collector)
+  p.delegate = real
+  eq(p.delegate.realDelegate, real)
+  local ends = 0
+  p.delegate:implementMethod("parserDidEndElement", function() ends = ends + 1 end)
+  eq(p:parse(), true)
+  deepEq(real.started, { "a", "b", "c" })
+  deepEq(real.ended, { "b", "c", "a" }, "both the real delegate and the block are called")
+  eq(ends, 3)
+  eq(p.delegate, bk.dynamicDelegate(p), "dynamicDelegate knows the parser's protocol")
+  eq(p.delegate.protocol, bk.protocol("XMLParserDelegate"))
+end)
+
+test("XMLParser: a malformed document gives false, parserError and parserParseErrorOccurred", function()
+  for _, doc in ipairs({ "<a><b></a>", "<a x=1/>", "<a>&nope;</a>", "<a>", "" }) do
+    local p = bk.XMLParser(doc)
+    local reported, code
+    p.delegate:implementMethod("parserParseErrorOccurred", function(parser, message, c)
+      reported = reported or message
+      code = code or c
+    end)
+    eq(p:parse(), false, doc)
+    eq(type(p.parserError), "string", doc)
+    eq(reported, p.parserError, doc)
+    eq(math.type(code), "integer", doc)
+  end
+  local p = bk.XMLParser("<a><b></a>")
+  eq(p:parse(), false)
+  ok(p.parserError:find("tag name mismatch (76)", 1, true), p.parserError)
+  eq(p.lineNumber, 1)
+end)
+
+test("XMLParser: an error in a delegate method stops the parse and is raised by parse()", function()
+  local p = bk.XMLParser(document)
+  local starts = 0
+  p.delegate:implementMethod("parserDidStartElement", function(parser, name)
+    starts = starts + 1
+    if name == "shelf" then error("no shelves allowed") end
+  end)
+  local err = raises("no shelves allowed", p.parse, p)
+  ok(err:find("stack traceback", 1, true), "with the traceback")
+  eq(starts, 2, "no further events after the error")
+  -- A real delegate's error too, and the parser can parse again afterwards.
+  p.delegate:removeBlockImplementationForMethod("parserDidStartElement")
+  local real = { parserFoundCDATA = function() error({ code = 7 }) end }
+  p.delegate = real
+  local okParse, value = pcall(p.parse, p)
+  eq(okParse, false)
+  eq(type(value), "table", "non-string error values pass unchanged")
+  eq(value.code, 7)
+  p.delegate = nil
+  eq(p:parse(), true)
+end)
+
+test("XMLParser: abortParsing from a block; no nested parse", function()
+  local p = bk.XMLParser(document)
+  local seen = {}
+  p.delegate:implementMethod("parserDidStartElement", function(parser, name)
+    seen[#seen + 1] = name
+    raises("parse already in progress", parser.parse, parser)
+    if name == "shelf" then parser:abortParsing() end
+  end)
+  eq(p:parse(), false)
+  deepEq(seen, { "library", "shelf" })
+  ok(p.parserError)
+end)
+
+test("XMLParser: namespaces", function()
+  local xml = [[<r xmlns="urn:root" xmlns:x="urn:x"><x:item/></r>]]
+  local p = bk.XMLParser(xml)
+  local seen = {}
+  p.delegate:implementMethod("parserDidStartElement", function(parser, name, uri, qname)
+    seen[#seen + 1] = table.concat({ name, uri or "-", qname or "-" }, " ")
+  end)
+  p.shouldProcessNamespaces = true
+  eq(p.shouldProcessNamespaces, true)
+  eq(p:parse(), true)
+  deepEq(seen, { "r urn:root r", "item urn:x x:item" })
+end)
+
+test("XMLParser checks its arguments", function()
+  raises("bad argument #1 to 'XMLParser' (string expected, got nil)", bk.XMLParser, nil)
+  local p = bk.XMLParser("<a/>")
+  raises("bk.XMLParser expected", p.parse, {})
+  raises("a real delegate must be a table or userdata, got number", function() p.delegate = 3 end)
+  raises("'parserExploded' is not a method of protocol 'XMLParserDelegate'", function() p.delegate:parserExploded() end)
+  ok(tostring(p):find("^bk.XMLParser: "))
 end)

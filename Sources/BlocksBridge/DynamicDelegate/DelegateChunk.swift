@@ -12,40 +12,41 @@ local rawset = ...
 local helpers = {}
 
 -- The function a dynamic delegate caches for one protocol method. `blocks` maps method names to
--- blocks; `weak.real` is the real delegate (weak table). The block gets the method's arguments.
+-- blocks; `weak.real` is the real delegate (weak table). Like BlocksKit's own delegate classes, it
+-- calls the real delegate's method (as `real:name(...)`), then the block (with the method's
+-- arguments only); a `combine` method joins their answers, otherwise the block's non-nil answer
+-- wins, then the real delegate's, then the protocol's default.
 function helpers.dispatcher(blocks, weak, name, default, combine)
   if combine == "and" or combine == "or" then
     local isAnd = combine == "and"
     return function(_, ...)
-      local block, real = blocks[name], weak.real
-      local method
+      local real, method = weak.real, nil
       if real ~= nil then method = real[name] end
+      local block = blocks[name]
       local a, b
-      if block ~= nil then a = block(...) end
-      if method ~= nil then b = method(real, ...) end
-      if block == nil then
-        if method == nil then return default end
+      if method ~= nil then a = method(real, ...) end
+      if block ~= nil then b = block(...) end
+      if method == nil then
+        if block == nil then return default end
         return b
       end
-      if method == nil then return a end
+      if block == nil then return a end
       if isAnd then return a and b end
       return a or b
     end
   end
   return function(_, ...)
-    local block = blocks[name]
-    if block ~= nil then
-      local answer = block(...)
-      if answer ~= nil then return answer end
-    end
-    local real = weak.real
+    local real, answer = weak.real, nil
     if real ~= nil then
       local method = real[name]
-      if method ~= nil then
-        local answer = method(real, ...)
-        if answer ~= nil then return answer end
-      end
+      if method ~= nil then answer = method(real, ...) end
     end
+    local block = blocks[name]
+    if block ~= nil then
+      local own = block(...)
+      if own ~= nil then return own end
+    end
+    if answer ~= nil then return answer end
     return default
   end
 end

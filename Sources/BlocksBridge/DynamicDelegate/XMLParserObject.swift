@@ -70,11 +70,17 @@ final class XMLParserObject: LuaBridged {
         parser.delegate = delegate
         object.running = parser
         object.parserError = nil
-        let succeeded = parser.parse()
+        let parsed = parser.parse()
+        if parsed { delegate.reportIncompleteDocument(parser, empty: object.data.isEmpty) }
         object.running = nil
         object.lineNumber = parser.lineNumber
         object.columnNumber = parser.columnNumber
-        if !succeeded { object.parserError = parser.parserError.map { "\($0)" } ?? "parse failed" }
+        // False whenever Foundation reported an error, as Apple's Foundation answers.
+        let succeeded = parsed && delegate.reportedError == nil
+        if !succeeded {
+            object.parserError = delegate.reportedError
+                ?? parser.parserError.map { XMLParserForwarder.describe(code: ($0 as NSError).code, parser) } ?? "parse failed"
+        }
         parser.delegate = nil
         try forwarder.raisePendingError()
         stack.push(succeeded)
