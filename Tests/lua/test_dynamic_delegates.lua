@@ -529,3 +529,28 @@ test("XMLParser checks its arguments", function()
   raises("'parserExploded' is not a method of protocol 'XMLParserDelegate'", function() p.delegate:parserExploded() end)
   ok(tostring(p):find("^bk.XMLParser: "))
 end)
+
+test("cached dispatchers follow changes of blocks and real delegate", function()
+  local dd = bk.dynamicDelegateForProtocol({}, AlertDelegate)
+  eq(dd:alertViewTitle(), "untitled")
+  dd:implementMethod("alertViewTitle", function(a, b) return (a or "") .. (b or "") end)
+  eq(dd:alertViewTitle("x", "y", "z"), "xy", "a block gets the arguments it declares")
+  dd:implementMethod("alertViewTitle", function(...) return select("#", ...) end)
+  eq(dd:alertViewTitle(1, nil, 3, nil), 4, "a vararg block gets every argument")
+  dd:implementMethod("alertViewTitle", function(a, b, c, d, e, f, g) return g end)
+  eq(dd:alertViewTitle(1, 2, 3, 4, 5, 6, 7), 7, "many parameters")
+  dd:implementMethod("alertViewTitle", string.rep)
+  eq(dd:alertViewTitle("ab", 2), "abab", "a C function block")
+  dd:implementMethod("alertViewTitle", function() end)
+  eq(dd:alertViewTitle(), "untitled", "nil answer, default")
+  local real = { alertViewTitle = function() return "real" end }
+  dd.realDelegate = real
+  eq(dd:alertViewTitle(), "real")
+  dd:removeBlockImplementationForMethod("alertViewTitle")
+  dd.realDelegate = nil
+  eq(dd:alertViewTitle(), "untitled")
+  -- combine with only a block answers the block's answer, even nil
+  dd:implementMethod("alertViewShouldEnableFirstOtherButton", function(x) return x end)
+  eq(dd:alertViewShouldEnableFirstOtherButton(false), false)
+  eq(dd:alertViewShouldEnableFirstOtherButton(nil), nil)
+end)

@@ -76,10 +76,9 @@ enum ClassRegistration {
                 default: throw .type(2, expected: "function")
                 }
                 try DynamicDelegateStore.pushDelegate(stack, object: 1, protocol: proto)
-                _ = stack.pushMetatable(of: -1)
-                stack.rawGet(-1, field: "blocks")
-                stack.pushCopy(of: 2)
-                stack.rawSet(-2, field: name)
+                let delegate = stack.top
+                _ = stack.pushMetatable(of: delegate)
+                DynamicDelegateStore.setBlock(stack, delegate: delegate, meta: stack.top, name: name, block: 2)
                 return 0
             }
             stack.rawSet(setters, field: property)

@@ -11,7 +11,7 @@ enum DelegateChunk {
 local rawset = ...
 local helpers = {}
 
--- The function a dynamic delegate caches for one protocol method. `blocks` maps method names to
+-- The general dispatcher of one protocol method. `blocks` maps method names to
 -- blocks; `weak.real` is the real delegate (weak table). Like BlocksKit's own delegate classes, it
 -- calls the real delegate's method (as `real:name(...)`), then the block (with the method's
 -- arguments only); a `combine` method joins their answers, otherwise the block's non-nil answer
@@ -49,6 +49,57 @@ function helpers.dispatcher(blocks, weak, name, default, combine)
     if answer ~= nil then return answer end
     return default
   end
+end
+
+-- The fast dispatchers: for a block of `n` fixed parameters while there is no real delegate, the
+-- cached function calls the block with exactly its parameters (extra arguments would be dropped by
+-- the block anyway) and no vararg frame: about one plain call's cost. Swift rebuilds the cache when
+-- a block or the real delegate changes, so these never see a real delegate.
+local exact = {
+  [0] = function(f) return function(_) return (f()) end end,
+  function(f) return function(_, a) return (f(a)) end end,
+  function(f) return function(_, a, b) return (f(a, b)) end end,
+  function(f) return function(_, a, b, c) return (f(a, b, c)) end end,
+  function(f) return function(_, a, b, c, d) return (f(a, b, c, d)) end end,
+  function(f) return function(_, a, b, c, d, e) return (f(a, b, c, d, e)) end end,
+}
+local orDefault = {
+  [0] = function(f, v) return function(_) local r = f() if r == nil then return v end return r end end,
+  function(f, v) return function(_, a) local r = f(a) if r == nil then return v end return r end end,
+  function(f, v) return function(_, a, b) local r = f(a, b) if r == nil then return v end return r end end,
+  function(f, v) return function(_, a, b, c) local r = f(a, b, c) if r == nil then return v end return r end end,
+  function(f, v)
+    return function(_, a, b, c, d) local r = f(a, b, c, d) if r == nil then return v end return r end
+  end,
+  function(f, v)
+    return function(_, a, b, c, d, e) local r = f(a, b, c, d, e) if r == nil then return v end return r end
+  end,
+}
+
+-- `parameters`: the block's fixed parameter count when it has no `...` (nil otherwise).
+function helpers.make(blocks, weak, name, default, combine, parameters)
+  local block = blocks[name]
+  if weak.real == nil then
+    if block == nil then
+      return function() return default end
+    end
+    -- With only a block, a combine method answers the block's answer as it is.
+    local value = default
+    if combine ~= nil then value = nil end
+    if parameters ~= nil then
+      if value == nil then
+        if exact[parameters] ~= nil then return exact[parameters](block) end
+      elseif orDefault[parameters] ~= nil then
+        return orDefault[parameters](block, value)
+      end
+    end
+    return function(_, ...)
+      local r = block(...)
+      if r == nil then return value end
+      return r
+    end
+  end
+  return helpers.dispatcher(blocks, weak, name, default, combine)
 end
 
 -- t[k] with metamethods, for Swift (which calls it in protected mode).

@@ -43,17 +43,14 @@ extension BKLibrary {
             let meta = try DynamicDelegateStore.checkDelegate(stack, at: 1)
             let name = try DelegateFunctions.checkMethod(stack, meta: meta, at: 2)
             try stack.checkFunction(3)
-            stack.rawGet(meta, field: "blocks")
-            stack.pushCopy(of: 3)
-            stack.rawSet(-2, field: name)
+            DynamicDelegateStore.setBlock(stack, delegate: 1, meta: meta, name: name, block: 3)
             return 0
         },
         BKFunction("removeBlockImplementationForMethod") { stack throws(LuaRaise) in
             let meta = try DynamicDelegateStore.checkDelegate(stack, at: 1)
             let name = SelectorName.methodName(try stack.checkString(2))
-            stack.rawGet(meta, field: "blocks")
             stack.pushNil()
-            stack.rawSet(-2, field: name)
+            DynamicDelegateStore.setBlock(stack, delegate: 1, meta: meta, name: name, block: -1)
             return 0
         },
         BKFunction("blockImplementationForMethod") { stack throws(LuaRaise) in

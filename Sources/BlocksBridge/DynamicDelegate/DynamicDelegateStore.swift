@@ -235,16 +235,23 @@ enum DynamicDelegateStore {
         stack.pop()
         let handler = stack.pushMessageHandler()
         let store = pushStore(stack)
-        guard stack.rawGet(store, field: "helpers") == .table, stack.rawGet(-1, field: "dispatcher") == .function else {
+        guard stack.rawGet(store, field: "helpers") == .table, stack.rawGet(-1, field: "make") == .function else {
             stack.top = handler - 1
             throw .message("dynamic delegates are unavailable in this state")
         }
         stack.rawGet(meta, field: "blocks")
+        let blocks = stack.top
         stack.rawGet(meta, field: "weak")
         stack.push(name)
         if let value = method.defaultValue { value.push(on: stack) } else { stack.pushNil() }
         if let combine = method.combine { stack.push(combine.rawValue) } else { stack.pushNil() }
-        try stack.callBlock(arguments: 5, results: 1, handler: handler)
+        if stack.rawGet(blocks, field: name) == .function, let count = stack.fixedParameterCount() {
+            stack.push(count)
+        } else {
+            stack.top = blocks + 4
+            stack.pushNil()
+        }
+        try stack.callBlock(arguments: 6, results: 1, handler: handler)
         stack.pushCopy(of: -1)
         stack.rawSet(delegate, field: name)
         if key != name {
@@ -253,6 +260,29 @@ enum DynamicDelegateStore {
         }
         stack.replace(at: handler)
         stack.top = handler
+    }
+
+    /// Drops the cached dispatchers of the delegate at `delegate` (its raw fields): they are
+    /// specialised for its blocks and real delegate, so any change to those rebuilds them.
+    static func invalidate(_ stack: LuaStack, delegate: Int32) {
+        let delegate = stack.absolute(delegate)
+        stack.pushNil()
+        while stack.next(delegate) {
+            stack.pop()
+            stack.pushCopy(of: -1)
+            stack.pushNil()
+            stack.rawSet(delegate)
+        }
+    }
+
+    /// Sets the block of method `name` (the value at `block`; nil removes it).
+    static func setBlock(_ stack: LuaStack, delegate: Int32, meta: Int32, name: String, block: Int32) {
+        let block = stack.absolute(block)
+        stack.rawGet(meta, field: "blocks")
+        stack.pushCopy(of: block)
+        stack.rawSet(-2, field: name)
+        stack.pop()
+        invalidate(stack, delegate: delegate)
     }
 
     /// Sets the real delegate of the delegate at `delegate` (metatable at `meta`) to the value at
@@ -268,5 +298,16 @@ enum DynamicDelegateStore {
         stack.pushCopy(of: value)
         stack.rawSet(-2, field: "real")
         stack.pop()
+        invalidate(stack, delegate: delegate)
+    }
+}
+
+extension LuaStack {
+    /// Pops the function on top; returns its number of fixed parameters, nil when it takes `...`
+    /// (C functions do). `lua_getinfo` reads the prototype and never raises.
+    func fixedParameterCount() -> Int? {
+        var info = lua_Debug()
+        guard lua_getinfo(L, ">u", &info) != 0, info.isvararg == 0 else { return nil }
+        return Int(info.nparams)
     }
 }

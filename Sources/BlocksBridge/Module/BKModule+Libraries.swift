@@ -3,5 +3,6 @@ extension BKModule {
     public static let libraries: [BKLibrary] = [
         .core,
         .dynamicDelegates,
+        .eventHandlers,
     ]
 }
