@@ -10,14 +10,33 @@ public final class DelegateProtocol: LuaBridged {
         public let combine: Combine?
         /// The default answer (nil: none).
         let defaultValue: LuaRef?
+
+        public init(required: Bool = false, combine: Combine? = nil, defaultValue: LuaRef? = nil) {
+            self.required = required
+            self.combine = combine
+            self.defaultValue = defaultValue
+        }
     }
 
     public let name: String
-    public private(set) var methods: [String: Method]
+    public let methods: [String: Method]
 
-    init(name: String, methods: [String: Method]) {
+    /// A protocol made in Swift; method names may be full selectors. `register(in:)` makes it known
+    /// to Lua by name.
+    public init(name: String, methods: [String: Method]) {
         self.name = name
-        self.methods = methods
+        self.methods = Dictionary(methods.map { (SelectorName.methodName($0.key), $0.value) },
+                                  uniquingKeysWith: { $1 })
+    }
+
+    /// Registers the protocol by name in the state of `stack` (replacing one of the same name).
+    public func register(in stack: LuaStack) {
+        DynamicDelegateStore.register(self, in: stack)
+    }
+
+    /// The protocol registered under `name` in the state of `stack`.
+    public static func named(_ name: String, in stack: LuaStack) -> DelegateProtocol? {
+        DynamicDelegateStore.registeredProtocol(named: name, in: stack)
     }
 
     /// The method named `name` (a method name or a full selector).
