@@ -47,6 +47,36 @@ print(greet:invoke())
 greet.target = "Lua"
 print(greet:invoke())
 
+-- Dynamic delegates: a protocol, a "class" whose delegate property is dynamic, and block properties.
+local AlertDelegate = bk.protocol("TourAlertViewDelegate", {
+  ["alertView:clickedButtonAtIndex:"] = {},
+  alertViewShouldEnableFirstOtherButton = { returns = true, combine = "and" },
+})
+local Alert = {}
+Alert.__index = Alert
+function Alert.new(title) return setmetatable({ title = title }, Alert) end
+function Alert:click(i) return self.delegate:alertViewClickedButtonAtIndex(self, i) end
+bk.registerDynamicDelegate(Alert, AlertDelegate)
+bk.linkDelegateMethods(Alert, { bk_clickedBlock = "alertView:clickedButtonAtIndex:" })
+local alert = Alert.new("Save?")
+alert.bk_clickedBlock = function(a, i) return a.title .. " -> button " .. i end
+print("dynamic delegate:", alert:click(1))
+local logger = { alertViewClickedButtonAtIndex = function(self, a, i) print("  real delegate saw", i) end }
+alert.delegate = logger      -- the real delegate (held weakly: keep `logger`)
+print("both run:", alert:click(2))
+
+-- Foundation's XMLParser, driven by blocks on its dynamic delegate.
+local parser = bk.XMLParser([[<menu><item price="3">tea</item><item price="4">cake</item></menu>]])
+local total = 0
+parser.delegate:implementMethod("parser:didStartElement:namespaceURI:qualifiedName:attributes:",
+  function(p, name, uri, qname, attributes) total = total + (tonumber(attributes.price) or 0) end)
+print("XMLParser parsed:", parser:parse(), "total price", total)
+
+-- Event handlers on any table.
+local button = {}
+bk.addEventHandler(button, function(sender, x) print("tapped with", x) end, { "touchUpInside", "touchDown" })
+bk.sendActionsForControlEvents(button, "touchUpInside", 42)
+
 -- 7. Block execution and timers: delayed blocks, queues and timers run by the event loop, which
 --    bklua runs after the script until nothing is pending (bk.run() runs it from inside a script).
 local handle = bk.performBlock(function() print("never printed: cancelled") end, 0.05)

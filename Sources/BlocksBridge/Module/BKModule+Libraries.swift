@@ -7,5 +7,7 @@ extension BKModule {
         .invocation,
         .blockExecution,
         .timers,
+        .dynamicDelegates,
+        .eventHandlers,
     ]
 }
