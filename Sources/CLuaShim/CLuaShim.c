@@ -245,3 +245,18 @@ void bk_write_stderr(const char *s, size_t n) {
     fwrite(s, 1, n, stderr);
     fflush(stderr);
 }
+
+// MARK: - Loading as a C module (stock lua5.4: require "bk")
+
+lua_State *bk_mainthread(lua_State *L) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+    lua_State *main = lua_tothread(L, -1);
+    lua_pop(L, 1);
+    return main;
+}
+
+int luaopen_bk(lua_State *L) {
+    int n = bk_open_module(L);
+    if (n < 0) return lua_error(L);
+    return n;
+}
