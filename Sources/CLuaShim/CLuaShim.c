@@ -76,7 +76,10 @@ int bk_trampoline(lua_State *L) {
     bk_function *f = (bk_function *)lua_touserdata(L, lua_upvalueindex(1));
     bk_runtime *rt = f->rt;
     rt->swift_depth++;
+    lua_State *caller = rt->current;
+    rt->current = L;  // the thread host calls made from this Swift function run on
     int n = bk_swift_call(L, f->body, rt);
+    rt->current = caller;
     rt->swift_depth--;
     // Swift has returned: from here on raising is safe.
     if (rt->memory_limit != 0 && rt->swift_depth == 0 && rt->bytes_in_use > rt->memory_limit) {

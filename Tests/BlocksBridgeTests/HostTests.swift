@@ -186,6 +186,33 @@ private struct SwiftFailure: Error, CustomStringConvertible {
         #expect(error?.traceback.contains("inner") == true)
     }
 
+    @Test func callbacksFromCoroutinesRunOnTheCoroutine() throws {
+        let state = try LuaState()
+        state.register("callBack") { (f: LuaRef) in try f.call(as: Bool.self) }
+        state.register("callGlobal") { () in try state.call("isMain", as: Bool.self) }
+        try state.run("function isMain() local _, main = coroutine.running(); return main end")
+        #expect(try state.run("return callBack(isMain)", as: Bool.self) == true)
+        #expect(try state.run("return coroutine.wrap(function() return callBack(isMain) end)()", as: Bool.self) == false)
+        #expect(try state.run("return coroutine.wrap(function() return callGlobal() end)()", as: Bool.self) == false)
+        #expect(try state.call("isMain", as: Bool.self) == true)
+    }
+
+    @Test func swiftClosuresAsLuaFunctions() throws {
+        let state = try LuaState()
+        try state.run("function apply(f, ...) return f(...) end")
+        let scale = LuaClosure(name: "scale") { (x: Int, factor: Int?) in x * (factor ?? 10) }
+        #expect(try state.call("apply", scale, 4, as: Int.self) == 40)
+        #expect(try state.call("apply", scale, 4, 3, as: Int.self) == 12)
+        let error = #expect(throws: LuaError.self) { try state.call("apply", scale, "four") }
+        #expect(error?.message.hasSuffix("bad argument #1 to 'scale' (number expected, got string)") == true)
+        var seen: [String] = []
+        state.setGlobal("remember", LuaClosure { (s: String) in seen.append(s) })
+        try state.run("remember('a'); remember(2)")
+        #expect(seen == ["a", "2"])
+        // The bk helpers by their dotted name, even without the global bk.
+        #expect(try state.call("bk.version", as: String.self) == BKModule.version)
+    }
+
     // MARK: Swift classes
 
     @Test func bridgedClassesHaveTypedMethodsAndProperties() throws {

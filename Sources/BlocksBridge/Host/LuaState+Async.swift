@@ -16,7 +16,7 @@ extension LuaState {
     nonisolated(nonsending)
     public func call<R: LuaConvertible>(_ function: String, _ arguments: any LuaConvertible...,
                                         as type: R.Type) async throws(LuaError) -> R {
-        let s = stack
+        let s = activeStack
         let base = s.top
         defer { s.top = base }
         try s.pushGlobal(path: function)

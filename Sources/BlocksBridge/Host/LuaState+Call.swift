@@ -3,11 +3,12 @@ import CLuaShim
 
 /// Calling Lua functions from Swift with typed arguments and results.
 extension LuaState {
-    /// Calls the global function `function` (a dotted path such as `"bk.version"` follows fields,
-    /// read raw) and returns all its results.
+    /// Calls the global function `function` (a dotted path such as `"string.rep"` follows fields,
+    /// read raw; `"bk.NAME"` is the module's function even without a global `bk`) and returns all
+    /// its results.
     @discardableResult
     public func call(_ function: String, _ arguments: any LuaConvertible...) throws(LuaError) -> [LuaValue] {
-        let s = stack
+        let s = activeStack
         let base = s.top
         defer { s.top = base }
         try s.pushGlobal(path: function)
@@ -18,7 +19,7 @@ extension LuaState {
     /// (`try state.call("add", 1, 2, as: Int.self)`).
     public func call<R: LuaConvertible>(_ function: String, _ arguments: any LuaConvertible...,
                                         as type: R.Type) throws(LuaError) -> R {
-        let s = stack
+        let s = activeStack
         let base = s.top
         defer { s.top = base }
         try s.pushGlobal(path: function)
@@ -57,7 +58,7 @@ extension LuaRef {
 
     private func liveStack() throws(LuaError) -> LuaStack {
         guard let state else { throw LuaError(kind: .runtime, message: "the Lua state of this reference is closed") }
-        let s = state.stack
+        let s = state.activeStack
         guard s.ensureSpace(2) else { throw LuaError(kind: .memory, message: "stack overflow") }
         return s
     }
@@ -75,6 +76,11 @@ extension LuaStack {
             }
             rawGet(-1, field: String(part))
             remove(at: -2)
+            if walked.isEmpty, part == "bk", type(at: -1) == .nil {
+                // `bk.NAME` works without the global `bk` (states that never installed globals).
+                pop()
+                BKModule.pushModule(on: self)
+            }
             walked += walked.isEmpty ? String(part) : "." + part
         }
         if type(at: -1) == .nil {

@@ -3,6 +3,14 @@ import CLuaShim
 
 /// Typed entry points for hosts: run code and read globals as Swift values.
 extension LuaState {
+    /// The stack host calls use: the thread running the innermost exported Swift function (a
+    /// registered closure calling back into Lua from a coroutine stays on that coroutine), else the
+    /// main thread.
+    var activeStack: LuaStack {
+        if let current = runtime.pointee.current { return LuaStack(current, runtime) }
+        return stack
+    }
+
     /// Runs a chunk and returns its first result as `T` (`try state.run("return 1 + 1", as: Int.self)`).
     /// Lua errors throw `LuaError` (message and traceback); so does a result that does not convert.
     public func run<T: LuaConvertible>(_ code: String, name: String? = nil, as type: T.Type) throws(LuaError) -> T {
@@ -11,7 +19,7 @@ extension LuaState {
 
     /// Runs a Lua file and returns its first result as `T`.
     public func runFile<T: LuaConvertible>(_ path: String, as type: T.Type) throws(LuaError) -> T {
-        let s = stack
+        let s = activeStack
         let base = s.top
         defer { s.top = base }
         try s.loadFile(path)
@@ -21,7 +29,7 @@ extension LuaState {
 
     /// The body of both `run(_:as:)`s (the async one must not resolve back to itself).
     func runChunk<T: LuaConvertible>(_ code: String, name: String?, as type: T.Type) throws(LuaError) -> T {
-        let s = stack
+        let s = activeStack
         let base = s.top
         defer { s.top = base }
         try s.load(code, name: name ?? code)
@@ -33,7 +41,7 @@ extension LuaState {
 
     /// Sets the global `name` to `value` (a bridged object, a function, an array, ...).
     public func setGlobal(_ name: String, _ value: some LuaConvertible) {
-        let s = stack
+        let s = activeStack
         let base = s.top
         defer { s.top = base }
         guard s.ensureSpace(3) else { return }
@@ -44,7 +52,7 @@ extension LuaState {
 
     /// The global `name` as `T`; throws when it does not convert (a missing global is nil).
     public func global<T: LuaConvertible>(_ name: String, as type: T.Type) throws(LuaError) -> T {
-        let s = stack
+        let s = activeStack
         let base = s.top
         defer { s.top = base }
         guard s.ensureSpace(2) else { throw LuaError(kind: .memory, message: "stack overflow") }

@@ -106,7 +106,7 @@ extension LuaState {
 
     /// Registers a stack-level function (any number of arguments and results) as the global `name`.
     public func register(_ name: String, raw body: @escaping LuaFunction) {
-        let s = stack
+        let s = activeStack
         let base = s.top
         defer { s.top = base }
         guard s.ensureSpace(3) else { return }

@@ -26,6 +26,7 @@ typedef struct bk_runtime {
     int swift_depth;       // > 0 while a Swift frame is live (allocations must not fail then)
     int uses_bk_alloc;     // this state allocates through bk_alloc (the cap applies)
     volatile int interrupted; // set asynchronously (signal); checked by the count hook
+    lua_State *current;    // the thread running the innermost exported Swift function (NULL: none)
 } bk_runtime;
 
 /// The allocator of states created by the bridge: counts bytes and enforces `memory_limit`,
