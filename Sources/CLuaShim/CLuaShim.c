@@ -72,14 +72,30 @@ const char *bk_pushtypeerror(lua_State *L, int arg, const char *expected, const 
     return msg;
 }
 
+// The exported Swift functions running on this OS thread, innermost first: host calls made from
+// inside one run on its Lua thread (a coroutine stays on that coroutine).
+typedef struct bk_frame {
+    bk_runtime *rt;
+    lua_State *L;
+    struct bk_frame *outer;
+} bk_frame;
+
+static _Thread_local bk_frame *bk_innermost_frame = NULL;
+
+lua_State *bk_current_thread(bk_runtime *rt) {
+    for (bk_frame *frame = bk_innermost_frame; frame != NULL; frame = frame->outer)
+        if (frame->rt == rt) return frame->L;
+    return NULL;
+}
+
 int bk_trampoline(lua_State *L) {
     bk_function *f = (bk_function *)lua_touserdata(L, lua_upvalueindex(1));
     bk_runtime *rt = f->rt;
     rt->swift_depth++;
-    lua_State *caller = rt->current;
-    rt->current = L;  // the thread host calls made from this Swift function run on
+    bk_frame frame = { rt, L, bk_innermost_frame };
+    bk_innermost_frame = &frame;
     int n = bk_swift_call(L, f->body, rt);
-    rt->current = caller;
+    bk_innermost_frame = frame.outer;
     rt->swift_depth--;
     // Swift has returned: from here on raising is safe.
     if (rt->memory_limit != 0 && rt->swift_depth == 0 && rt->bytes_in_use > rt->memory_limit) {

@@ -3,11 +3,11 @@ import CLuaShim
 
 /// Typed entry points for hosts: run code and read globals as Swift values.
 extension LuaState {
-    /// The stack host calls use: the thread running the innermost exported Swift function (a
-    /// registered closure calling back into Lua from a coroutine stays on that coroutine), else the
-    /// main thread.
+    /// The stack host calls use: the Lua thread running the innermost exported Swift function of
+    /// this state on this OS thread (a registered closure calling back into Lua from a coroutine
+    /// stays on that coroutine), else the main thread.
     var activeStack: LuaStack {
-        if let current = runtime.pointee.current { return LuaStack(current, runtime) }
+        if let current = bk_current_thread(runtime) { return LuaStack(current, runtime) }
         return stack
     }
 

@@ -26,7 +26,6 @@ typedef struct bk_runtime {
     int swift_depth;       // > 0 while a Swift frame is live (allocations must not fail then)
     int uses_bk_alloc;     // this state allocates through bk_alloc (the cap applies)
     volatile int interrupted; // set asynchronously (signal); checked by the count hook
-    lua_State *current;    // the thread running the innermost exported Swift function (NULL: none)
 } bk_runtime;
 
 /// The allocator of states created by the bridge: counts bytes and enforces `memory_limit`,
@@ -77,6 +76,10 @@ const char *bk_pushtypeerror(lua_State *L, int arg, const char *expected, const 
 /// Writes to the C stdio streams Lua's own `print` and `io.stderr` use (so output keeps its order).
 void bk_write_stdout(const char *s, size_t n);
 void bk_write_stderr(const char *s, size_t n);
+
+/// The Lua thread running the innermost exported Swift function of `rt`'s state on this OS thread,
+/// or NULL when none is running here.
+lua_State *bk_current_thread(bk_runtime *rt);
 
 /// The main thread of the state `L` belongs to.
 lua_State *bk_mainthread(lua_State *L);
