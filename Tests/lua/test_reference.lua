@@ -87,6 +87,22 @@ test("library/bk.lua is valid Lua returning the documented table", function()
   end
 end)
 
+test("library/bk.lua declares every bk type its annotations use", function()
+  local text = readFile("library/bk.lua")
+  local declared, undeclared = {}, {}
+  for name in text:gmatch("%-%-%-@class%s+(bk%.[%w_%.]+)") do declared[name] = true end
+  for name in text:gmatch("%-%-%-@alias%s+(bk%.[%w_%.]+)") do declared[name] = true end
+  for line in text:gmatch("[^\n]+") do
+    local annotation = line:match("^%-%-%-@(%a+)")
+    if annotation and annotation ~= "class" and annotation ~= "alias" and annotation ~= "meta" then
+      for name in line:gmatch("bk%.%u[%w_]*") do
+        if not declared[name] then undeclared[#undeclared + 1] = name .. " (" .. line .. ")" end
+      end
+    end
+  end
+  ok(#undeclared == 0, "used but not declared with ---@class or ---@alias: " .. table.concat(undeclared, "; "))
+end)
+
 test("the check catches a missing, an extra and a duplicated name", function()
   local all = exported()
   local someName = next(all)
