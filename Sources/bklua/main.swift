@@ -34,6 +34,10 @@ func bkluaMain() -> Int32 {
 func protectedMain(state: LuaState, argv: [String], progname: String) -> Int32 {
     let options = CommandLineOptions(argv)
     let runner = Runner(progname: progname, argv: argv, state: state)
+    if options.help {
+        Help.print(progname: progname)
+        return 0
+    }
     if let bad = options.badOption {
         runner.printUsage(badOption: argv[bad])
         return 1

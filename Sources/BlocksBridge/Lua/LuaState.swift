@@ -35,6 +35,19 @@ public final class LuaState {
         runtime.pointee.memory_limit = memoryLimit
     }
 
+    /// A bridge state over a `lua_State` someone else made and will close (stock `lua5.4` loading
+    /// `bk.so`): installs the `bk` module in it and owns nothing. Lua's own allocator stays, so
+    /// there is no memory cap. The caller keeps this object alive as long as Lua may call `bk`.
+    public init(borrowing L: OpaquePointer) {
+        let runtime = UnsafeMutablePointer<bk_runtime>.allocate(capacity: 1)
+        runtime.initialize(to: bk_runtime())
+        self.L = bk_mainthread(L) ?? L
+        self.runtime = runtime
+        self.ownsState = false
+        runtime.pointee.swift_state = Unmanaged.passUnretained(self).toOpaque()
+        BKModule.register(in: stack)
+    }
+
     /// Opens Lua's standard libraries (for states created without them, e.g. to set
     /// `LUA_NOENV` first as `lua -E` does).
     public func openStandardLibraries() throws(LuaError) {
@@ -45,9 +58,14 @@ public final class LuaState {
     deinit {
         for object in extensions.values { (object as? LuaStateExtension)?.stateWillClose() }
         extensions.removeAll()
-        if ownsState { lua_close(L) }
-        runtime.pointee.swift_state = nil
-        runtime.deallocate()
+        if ownsState {
+            lua_close(L)
+            runtime.pointee.swift_state = nil
+            runtime.deallocate()
+        } else {
+            // The state lives on: `bk` functions still hold the runtime pointer, so it stays allocated.
+            runtime.pointee.swift_state = nil
+        }
     }
 
     /// The main thread's stack.
