@@ -45,6 +45,9 @@ public final class LuaState {
         self.runtime = runtime
         self.ownsState = false
         runtime.pointee.swift_state = Unmanaged.passUnretained(self).toOpaque()
+        // The interpreter runs Lua on this thread without asking for the lock: this thread holds
+        // it for good, giving it up only while the event loop sleeps (so background blocks run then).
+        lock.lock()
         BKModule.register(in: stack)
     }
 
@@ -65,6 +68,7 @@ public final class LuaState {
         } else {
             // The state lives on: `bk` functions still hold the runtime pointer, so it stays allocated.
             runtime.pointee.swift_state = nil
+            if lock.isHeldByCurrentThread { lock.unlock() }
         }
     }
 
