@@ -312,6 +312,15 @@ test("a concurrent queue runs every block, on worker threads", function()
   ok(threads[bk.threadId()] == nil, "ran on the main thread")
 end)
 
+test("bk.run from a background block is an error (reported), the loop goes on", function()
+  local messages = capturingErrors(function()
+    bk.performBlockInBackground(function() bk.run() end, 0)
+    eq(bk.run(), true)
+  end)
+  eq(#messages, 1)
+  ok(messages[1]:find("bk.run cannot run the loop from a block of another queue", 1, true), messages[1])
+end)
+
 test("a background block can schedule main-queue blocks", function()
   local where
   bk.performBlockInBackground(function()

@@ -42,7 +42,11 @@ extension BKLibrary {
                 try stack.argCheck(!value.isNaN, 1, "number is NaN")
                 seconds = value
             }
-            stack.push(stack.state.eventLoop.run(seconds: seconds))
+            let loop = stack.state.eventLoop
+            if loop.isInBackgroundBlock {
+                throw .message("bk.run cannot run the loop from a block of another queue")
+            }
+            stack.push(loop.run(seconds: seconds))
             return 1
         },
         BKFunction("stop") { stack in
@@ -74,6 +78,7 @@ extension BKLibrary {
             return 1
         },
     ], setUp: { stack, module in
+        stack.lookUpMethodsFirst(for: BlockHandle.luaClass)
         stack.push(object: BlockQueue.main)
         stack.rawSet(module, field: "mainQueue")
         stack.push(object: BlockQueue.background)

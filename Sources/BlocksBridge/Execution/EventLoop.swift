@@ -33,7 +33,9 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     /// Idle Lua threads (with their registry references) for running blocks: each entry into Lua
     /// gets a stack of its own, whatever the thread that owns the state's main stack is doing.
     private var idleThreads: [(ref: Int32, thread: OpaquePointer)] = []
-    private lazy var waitQueue = DispatchQueue(label: "bk.loop.wait")
+    private let waitQueue = DispatchQueue(label: "bk.loop.wait")
+    /// Threads running a block of another queue right now: `run` refuses to start on them.
+    private var workerThreads: [UInt] = []
     /// Set when the state closes: nothing is scheduled any more.
     private var closed = false
 
@@ -297,7 +299,10 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
             // Take the state first: a cancel made meanwhile from Lua is then still honoured.
             withLua { stack in
                 if let body = start() {
+                    let me = UInt(pthread_self())
+                    mutex.withLock { workerThreads.append(me) }
                     invoke(body, on: stack)
+                    mutex.withLock { if let i = workerThreads.lastIndex(of: me) { workerThreads.remove(at: i) } }
                     ran = true
                 }
             }
@@ -376,8 +381,15 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
 
     func release(reference: Int32, on stack: LuaStack?) {
         guard reference >= 0 else { return }
-        if stateLock.isHeldByCurrentThread, let state {
-            luaL_unref(stack?.L ?? state.L, LuaStack.registryIndex, reference)
+        if stateLock.isHeldByCurrentThread {
+            if let stack {
+                luaL_unref(stack.L, LuaStack.registryIndex, reference)
+                return
+            }
+            if let state {
+                luaL_unref(state.L, LuaStack.registryIndex, reference)
+                return
+            }
         } else {
             mutex.withLock { deferredReleases.append(reference) }
             wakeup.signal()
@@ -396,6 +408,12 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     }
 
     func wake() { wakeup.signal() }
+
+    /// True on a worker thread running a block of another queue (where the loop must not run).
+    public var isInBackgroundBlock: Bool {
+        let me = UInt(pthread_self())
+        return mutex.withLock { workerThreads.contains(me) }
+    }
 
     /// The state is closing: drop every scheduled block and timer (they hold the loop) and the
     /// Lua threads. Their Lua values go with the state.
