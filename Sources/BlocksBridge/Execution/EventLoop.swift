@@ -16,7 +16,10 @@ import Synchronization
 ///
 /// Lock order: the state lock, then `mutex`; `mutex` is never held while entering Lua.
 public final class EventLoop: LuaStateExtension, @unchecked Sendable {
-    private weak var state: LuaState?
+    /// Not weak: a weak reference would give every `LuaState` retain the slow (side table) path.
+    /// Used only while holding the state lock with `closed` false: the state sets `closed` under
+    /// that lock (`stateWillClose`) before it goes, so it is alive whenever this is read.
+    private unowned(unsafe) let state: LuaState
     private let stateLock: StateLock
     /// Guards the heap, counters and every handle's and timer's status.
     let mutex = PlainLock()
@@ -98,7 +101,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     /// (false). Nested calls (from inside a block) are allowed.
     @discardableResult
     public func run(seconds: Double? = nil) -> Bool {
-        guard state != nil else { return true }  // nothing can run any more
+        if isClosed { return true }  // nothing can run any more
         let end = seconds.map { MonotonicClock.now() &+ MonotonicClock.nanoseconds($0) }
         stopRequested.store(false, ordering: .relaxed)
         stateLock.lock()
@@ -129,7 +132,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     /// cancelled). Waiting happens on a Dispatch thread, not on the cooperative pool.
     public func waitUntilIdle() async {
         stopRequested.store(false, ordering: .relaxed)
-        while !Task.isCancelled, state != nil {
+        while !Task.isCancelled, !isClosed {
             runDueWork()
             if stopRequested.exchange(false, ordering: .relaxed) { return }
             let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.firstDeadline) }
@@ -347,14 +350,9 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     /// Allocations are made unfailable (as inside an exported function) for the unprotected calls
     /// around the protected ones.
     func withLua<R>(_ body: (LuaStack) -> R) -> R? {
-        guard let state else { return nil }
-        // The state must outlive the call even if its host lets go of it meanwhile.
-        return withExtendedLifetime(state) { withLua(state, body) }
-    }
-
-    private func withLua<R>(_ state: LuaState, _ body: (LuaStack) -> R) -> R {
         stateLock.lock()
         defer { stateLock.unlock() }
+        if isClosed { return nil }
         state.runtime.pointee.swift_depth += 1
         defer { state.runtime.pointee.swift_depth -= 1 }
         let main = state.stack
@@ -386,10 +384,10 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
                 luaL_unref(stack.L, LuaStack.registryIndex, reference)
                 return
             }
-            if let state {
+            if !isClosed {
                 luaL_unref(state.L, LuaStack.registryIndex, reference)
-                return
             }
+            return
         } else {
             mutex.withLock { deferredReleases.append(reference) }
             wakeup.signal()
@@ -409,6 +407,8 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
 
     func wake() { wakeup.signal() }
 
+    private var isClosed: Bool { mutex.withLock { closed } }
+
     /// True on a worker thread running a block of another queue (where the loop must not run).
     public var isInBackgroundBlock: Bool {
         let me = UInt(pthread_self())
@@ -418,6 +418,9 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     /// The state is closing: drop every scheduled block and timer (they hold the loop) and the
     /// Lua threads. Their Lua values go with the state.
     public func stateWillClose() {
+        // Waits for a background block still in Lua: after this no thread enters the state.
+        stateLock.lock()
+        defer { stateLock.unlock() }
         let dropped: [ScheduledWork] = mutex.withLock {
             closed = true
             deferredReleases.removeAll()
