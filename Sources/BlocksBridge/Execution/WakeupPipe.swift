@@ -29,11 +29,15 @@ final class WakeupPipe: @unchecked Sendable {
         _ = write(writeDescriptor, &byte, 1)
     }
 
-    /// Empties the pipe; a signal sent after this starts a new wake-up.
+    /// Empties the pipe; a signal sent after this starts a new wake-up. The pipe is read first and
+    /// the flag cleared after: clearing first would let a signal's byte be swallowed by this read
+    /// while the flag stays set, and the next signal would then write nothing (a lost wake-up).
+    /// The read is unconditional: a byte written after the flag was cleared must not linger.
     func drain() {
-        guard signalled.exchange(false, ordering: .acquiringAndReleasing), readDescriptor >= 0 else { return }
+        guard readDescriptor >= 0 else { return }
         var buffer = (UInt64(0), UInt64(0))
         while withUnsafeMutableBytes(of: &buffer, { read(readDescriptor, $0.baseAddress, $0.count) }) > 0 {}
+        signalled.store(false, ordering: .releasing)
     }
 
     /// Sleeps until signalled or `nanoseconds` passed (nil: until signalled).
