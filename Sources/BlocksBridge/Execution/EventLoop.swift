@@ -409,6 +409,9 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
 
     private var isClosed: Bool { mutex.withLock { closed } }
 
+    /// Whether the calling thread drives the loop (under `mutex`).
+    var isLoopThreadLocked: Bool { loopThread == UInt(pthread_self()) }
+
     /// True on a worker thread running a block of another queue (where the loop must not run).
     public var isInBackgroundBlock: Bool {
         let me = UInt(pthread_self())
