@@ -29,5 +29,6 @@ extension LuaState {
     nonisolated(nonsending)
     func settle() async {
         await Task.yield()
+        eventLoop.runDueWork()
     }
 }

@@ -45,6 +45,9 @@ public final class LuaState {
         self.runtime = runtime
         self.ownsState = false
         runtime.pointee.swift_state = Unmanaged.passUnretained(self).toOpaque()
+        // The interpreter runs Lua on this thread without asking for the lock: this thread holds
+        // it for good, giving it up only while the event loop sleeps (so background blocks run then).
+        lock.lock()
         BKModule.register(in: stack)
     }
 
@@ -56,6 +59,7 @@ public final class LuaState {
     }
 
     deinit {
+        for object in extensions.values { (object as? LuaStateExtension)?.stateWillClose() }
         extensions.removeAll()
         if ownsState {
             lua_close(L)
@@ -64,6 +68,7 @@ public final class LuaState {
         } else {
             // The state lives on: `bk` functions still hold the runtime pointer, so it stays allocated.
             runtime.pointee.swift_state = nil
+            if lock.isHeldByCurrentThread { lock.unlock() }
         }
     }
 
@@ -128,4 +133,11 @@ public final class LuaState {
     func release(registryRef id: Int32) {
         if id >= 0 { luaL_unref(L, bk_registryindex(), id) }
     }
+}
+
+/// An extension object that must let go of what it holds (Lua references, objects that point back
+/// to it) before its state closes.
+public protocol LuaStateExtension: AnyObject {
+    /// Called from the state's deinit, before `lua_close`.
+    func stateWillClose()
 }
