@@ -21,7 +21,7 @@ let scale = quick ? 10 : 1
 do {
     let benchmarks: [Benchmark] = [
         try callOverheadBenchmark(calls: 10_000_000 / scale),
-    ]
+    ] + (try collectionBenchmarks(count: 1_000_000 / scale))
     try runBenchmarks(benchmarks, rounds: rounds, filter: filter)
 } catch {
     print("bkbench: \(error)")
