@@ -583,3 +583,25 @@ test("sets: elements added during a walk are not visited", function()
   eq(seen, 2)
   eq(#s, 4)
 end)
+
+test("a hand-made table claiming a set kind without membership does not crash", function()
+  local fake = setmetatable({ 1, 2, 3 }, { __bkkind = 2 })
+  eq(bk.kind(fake), "set")
+  bk.performReject(fake, function(x) return x == 2 end)
+  deepEq(list(fake), { 1, 3 })
+  raises("bad argument #1 to 'add' (set expected, got table)", bk.set().add, fake, 4)
+  local fakeIndex = setmetatable({ "x", 3 }, { __bkkind = 4 })
+  eq(bk.indexSet().contains(fakeIndex, 3), false)
+end)
+
+test("index set ranges are bounded", function()
+  raises("bad argument #2 to 'indexSet' (count too large)", bk.indexSet, 0, 1 << 40)
+  raises("bad argument #2 to 'indexSet' (count too large)", bk.indexSet, math.maxinteger, 2)
+  eq(#bk.indexSet(10, 1000), 1000)
+end)
+
+test("many extra arguments are harmless", function()
+  local args = {}
+  for i = 1, 200 do args[i] = i end
+  deepEq(list(bk.map({ 1, 2 }, function(x) return x end, table.unpack(args))), { 1, 2 })
+end)
