@@ -26,6 +26,7 @@ struct LuaBlock {
     func pushCall(_ entry: LuaEntry, prefix: Int32 = 0) -> Int32 {
         if entry.callee != 0 {
             if prefix == 0 { return 1 }
+            if entry.prefix == prefix { return 2 }
             stack.pushCopy(of: prefix)
             lua_rotate(stack.L, entry.value, 1)
             return 2
