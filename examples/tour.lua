@@ -46,3 +46,54 @@ local greet = bk.invocationWithTarget("world", function(name) return "hello, " .
 print(greet:invoke())
 greet.target = "Lua"
 print(greet:invoke())
+
+-- Dynamic delegates: a protocol, a "class" whose delegate property is dynamic, and block properties.
+local AlertDelegate = bk.protocol("TourAlertViewDelegate", {
+  ["alertView:clickedButtonAtIndex:"] = {},
+  alertViewShouldEnableFirstOtherButton = { returns = true, combine = "and" },
+})
+local Alert = {}
+Alert.__index = Alert
+function Alert.new(title) return setmetatable({ title = title }, Alert) end
+function Alert:click(i) return self.delegate:alertViewClickedButtonAtIndex(self, i) end
+bk.registerDynamicDelegate(Alert, AlertDelegate)
+bk.linkDelegateMethods(Alert, { bk_clickedBlock = "alertView:clickedButtonAtIndex:" })
+local alert = Alert.new("Save?")
+alert.bk_clickedBlock = function(a, i) return a.title .. " -> button " .. i end
+print("dynamic delegate:", alert:click(1))
+local logger = { alertViewClickedButtonAtIndex = function(self, a, i) print("  real delegate saw", i) end }
+alert.delegate = logger      -- the real delegate (held weakly: keep `logger`)
+print("both run:", alert:click(2))
+
+-- Foundation's XMLParser, driven by blocks on its dynamic delegate.
+local parser = bk.XMLParser([[<menu><item price="3">tea</item><item price="4">cake</item></menu>]])
+local total = 0
+parser.delegate:implementMethod("parser:didStartElement:namespaceURI:qualifiedName:attributes:",
+  function(p, name, uri, qname, attributes) total = total + (tonumber(attributes.price) or 0) end)
+print("XMLParser parsed:", parser:parse(), "total price", total)
+
+-- Event handlers on any table.
+local button = {}
+bk.addEventHandler(button, function(sender, x) print("tapped with", x) end, { "touchUpInside", "touchDown" })
+bk.sendActionsForControlEvents(button, "touchUpInside", 42)
+
+-- 7. Block execution and timers: delayed blocks, queues and timers run by the event loop, which
+--    bklua runs after the script until nothing is pending (bk.run() runs it from inside a script).
+local handle = bk.performBlock(function() print("never printed: cancelled") end, 0.05)
+handle:cancel()
+print("cancelled:", handle.isCancelled)
+bk.performBlock({ name = "window" }, function(obj) print("0.02 s later, with", obj.name) end, 0.02)
+local queue = bk.queue("tour")
+for i = 1, 3 do bk.performBlock(function() io.write("serial ", i, "\n") end, 0, queue) end
+local ticks = 0
+bk.scheduledTimerWithTimeInterval(0.01, function(timer)
+  ticks = ticks + 1
+  if ticks == 3 then
+    print("timer fired 3 times; invalidating it from its own block")
+    timer:invalidate()
+  end
+end, true)
+local previous = bk.onError(function(message) print("reported:", message:match("^[^\n]*")) end)
+bk.performBlock(function() error("a failing block does not stop the loop") end, 0.03)
+print("bk.run() ->", bk.run(), "pending:", bk.pending())
+bk.onError(previous)

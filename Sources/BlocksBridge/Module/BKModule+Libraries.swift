@@ -5,5 +5,9 @@ extension BKModule {
         .collections,
         .associatedObjects,
         .invocation,
+        .blockExecution,
+        .timers,
+        .dynamicDelegates,
+        .eventHandlers,
     ]
 }
