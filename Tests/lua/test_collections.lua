@@ -605,3 +605,9 @@ test("many extra arguments are harmless", function()
   for i = 1, 200 do args[i] = i end
   deepEq(list(bk.map({ 1, 2 }, function(x) return x end, table.unpack(args))), { 1, 2 })
 end)
+
+test("performSelect: a position made nil by a block ends the array there", function()
+  local a = { 1, 2, 3, 4, 5 }
+  bk.performSelect(a, function(x) if x == 2 then a[4] = nil end return true end)
+  deepEq(a, { 1, 2, 3 })
+end)
