@@ -611,3 +611,33 @@ test("performSelect: a position made nil by a block ends the array there", funct
   bk.performSelect(a, function(x) if x == 2 then a[4] = nil end return true end)
   deepEq(a, { 1, 2, 3 })
 end)
+
+test("helpers survive a full garbage collection inside every block", function()
+  local function gc(...) collectgarbage() return ... end
+  for _, make in pairs(listKinds) do
+    local m = bk.map(make(), function(x) gc() return { x } end)
+    eq(#m, 4); eq(m[4][1], 4)
+    eq(#bk.select(make(), function(x) gc() return x > 2 end), 2)
+    eq(bk.reduce(make(), 0, function(a, x) gc() return a + x end), 10)
+  end
+  local d = bk.map(dict(), function(k, v) gc() return { v } end)
+  eq(d.c[1], 3)
+  local m = bk.map({ 1, 2, 3 }, function(x) gc() return { x } end)
+  eq(m[3][1], 3)
+end)
+
+test("a block that yields gets Lua's error, the coroutine fails cleanly", function()
+  local co = coroutine.create(function()
+    bk.each({ 1, 2 }, function(x) coroutine.yield(x) end)
+  end)
+  local okResume, err = coroutine.resume(co)
+  ok(not okResume)
+  ok(tostring(err):find("yield across", 1, true), err)
+end)
+
+test("deep recursion through helpers ends with a stack overflow error, not a crash", function()
+  local function deep(n) return bk.map({ n }, function(x) return deep(x + 1) end) end
+  local okCall, err = pcall(deep, 1)
+  ok(not okCall)
+  ok(tostring(err):find("overflow", 1, true), err)
+end)
