@@ -554,3 +554,16 @@ test("cached dispatchers follow changes of blocks and real delegate", function()
   eq(dd:alertViewShouldEnableFirstOtherButton(false), false)
   eq(dd:alertViewShouldEnableFirstOtherButton(nil), nil)
 end)
+
+test("a redeclared protocol: obj.delegate and dynamicDelegate(obj) still agree", function()
+  local first = bk.protocol("TestRedeclaredDelegate", { ping = {} })
+  local Thing = {}
+  Thing.__index = Thing
+  bk.registerDynamicDelegate(Thing, "TestRedeclaredDelegate")
+  local thing = setmetatable({}, Thing)
+  eq(thing.delegate.protocol, first)
+  local second = bk.protocol("TestRedeclaredDelegate", { ping = {}, pong = { returns = 1 } })
+  eq(thing.delegate.protocol, second)
+  eq(thing.delegate, bk.dynamicDelegate(thing))
+  eq(thing.delegate:pong(), 1)
+end)

@@ -53,15 +53,16 @@ end
 
 -- The fast dispatchers: for a block of `n` fixed parameters while there is no real delegate, the
 -- cached function calls the block with exactly its parameters (extra arguments would be dropped by
--- the block anyway) and no vararg frame: about one plain call's cost. Swift rebuilds the cache when
+-- the block anyway) and no vararg frame: about one plain call's cost. (A block's extra results
+-- pass through here; delegate methods answer one value.) Swift rebuilds the cache when
 -- a block or the real delegate changes, so these never see a real delegate.
-local exact = {
-  [0] = function(f) return function(_) return (f()) end end,
-  function(f) return function(_, a) return (f(a)) end end,
-  function(f) return function(_, a, b) return (f(a, b)) end end,
-  function(f) return function(_, a, b, c) return (f(a, b, c)) end end,
-  function(f) return function(_, a, b, c, d) return (f(a, b, c, d)) end end,
-  function(f) return function(_, a, b, c, d, e) return (f(a, b, c, d, e)) end end,
+local exact = {  -- tail calls: no frame of their own
+  [0] = function(f) return function(_) return f() end end,
+  function(f) return function(_, a) return f(a) end end,
+  function(f) return function(_, a, b) return f(a, b) end end,
+  function(f) return function(_, a, b, c) return f(a, b, c) end end,
+  function(f) return function(_, a, b, c, d) return f(a, b, c, d) end end,
+  function(f) return function(_, a, b, c, d, e) return f(a, b, c, d, e) end end,
 }
 local orDefault = {
   [0] = function(f, v) return function(_) local r = f() if r == nil then return v end return r end end,
