@@ -567,3 +567,16 @@ test("a redeclared protocol: obj.delegate and dynamicDelegate(obj) still agree",
   eq(thing.delegate, bk.dynamicDelegate(thing))
   eq(thing.delegate:pong(), 1)
 end)
+
+test("registerDynamicDelegate hooks a class with a strict metatable without tripping it", function()
+  local Strict = setmetatable({}, { __newindex = function(t, k) error("class is frozen: " .. k) end })
+  rawset(Strict, "__index", Strict)
+  rawset(Strict, "new", function() return setmetatable({}, Strict) end)
+  rawset(Strict, "hello", function() return "hi" end)
+  bk.registerDynamicDelegate(Strict, AlertDelegate)
+  local s = Strict.new()
+  eq(s:hello(), "hi")
+  eq(s.delegate.protocol, AlertDelegate)
+  s.field = 1
+  eq(rawget(s, "field"), 1)
+end)

@@ -137,7 +137,16 @@ enum ClassRegistration {
         stack.push(index == .function)
         let newIndex = stack.rawGet(meta, field: "__newindex")
         stack.push(newIndex == .function)
-        try stack.callBlock(arguments: 7, results: 0, handler: handler)
+        // The base library's rawset, if loaded and still the C original: instances' new fields then
+        // never cross into Swift.
+        stack.pushGlobalTable()
+        if stack.rawGet(-1, field: "rawset") == .function, stack.isCFunction(-1) {
+            stack.remove(at: -2)
+        } else {
+            stack.pop(2)
+            stack.pushNil()
+        }
+        try stack.callBlock(arguments: 8, results: 0, handler: handler)
         stack.pushCopy(of: meta)
         stack.pushCopy(of: info)
         stack.rawSet(classes)
