@@ -580,3 +580,16 @@ test("registerDynamicDelegate hooks a class with a strict metatable without trip
   s.field = 1
   eq(rawget(s, "field"), 1)
 end)
+
+test("a parser's delegate and its blocks do not keep the parser alive", function()
+  local weak = setmetatable({}, { __mode = "k" })
+  do
+    local p = bk.XMLParser("<a/>")
+    p.delegate:implementMethod("parserDidStartElement", function() return p end)
+    p.delegate = { keep = p }
+    weak[p] = true
+  end
+  collectgarbage()
+  collectgarbage()
+  eq(next(weak), nil)
+end)
