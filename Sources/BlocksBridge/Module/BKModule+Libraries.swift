@@ -2,5 +2,6 @@ extension BKModule {
     /// Every library of the module. A new family adds its one line here.
     public static let libraries: [BKLibrary] = [
         .core,
+        .observation,
     ]
 }
