@@ -21,6 +21,8 @@ let scale = quick ? 10 : 1
 do {
     let benchmarks: [Benchmark] = [
         try callOverheadBenchmark(calls: 10_000_000 / scale),
+        try observedWriteBenchmark(writes: 1_000_000 / scale),
+        try unobservedWriteBenchmark(writes: 1_000_000 / scale),
     ]
     try runBenchmarks(benchmarks, rounds: rounds, filter: filter)
 } catch {

@@ -165,7 +165,7 @@ local attach, detach
 local function addLink(record, target, key, link)
   local links = record.links
   local ls = links[key]
-  local copy = { prior = false }
+  local copy = { prior = false, fast = link.task ~= nil }
   if ls == nil then
     record.keys = record.keys + 1
     if record.store then
@@ -178,6 +178,7 @@ local function addLink(record, target, key, link)
   else
     for i = 1, #ls do copy[i] = ls[i] end
     copy.prior = ls.prior
+    copy.fast = copy.fast and ls.fast
   end
   copy[#copy + 1] = link
   if link.w.obs.options.prior then copy.prior = true end
@@ -193,16 +194,18 @@ local function removeLink(record, target, key, link)
   local links = record.links
   local ls = links[key]
   if ls == nil then return end
-  local copy, prior = { prior = false }, false
+  link.live = false
+  local copy, prior, fast = {}, false, true
   for i = 1, #ls do
     local l = ls[i]
     if l ~= link then
       copy[#copy + 1] = l
       local o = l.w.obs
       if o and o.options.prior then prior = true end
+      if l.task == nil then fast = false end
     end
   end
-  copy.prior = prior
+  copy.prior, copy.fast = prior, fast
   if #copy > 0 then links[key] = copy return end
   links[key] = nil
   record.keys = record.keys - 1
@@ -219,7 +222,7 @@ local function priorPass(ls, old, new)
   for i = 1, #ls do
     local link = ls[i]
     local obs = link.w.obs
-    if obs and obs.live and obs.options.prior then
+    if link.live and obs and obs.live and obs.options.prior then
       local parts, from = link.parts, link.i + 1
       deliver(obs, link.kp, resolve(old, parts, from), resolve(new, parts, from), true, false)
     end
@@ -230,7 +233,7 @@ local function postPass(ls, old, new)
   for i = 1, #ls do
     local link = ls[i]
     local obs = link.w.obs
-    if obs and obs.live then
+    if link.live and obs and obs.live then
       local parts, from = link.parts, link.i + 1
       if from <= #parts then
         -- A middle object was replaced: follow the path from the new one.
@@ -278,6 +281,18 @@ local function proxyTable(t)
   meta.__newindex = function(t, k, v)
     local ls = links[k]
     if ls == nil then return plainSet(t, k, v) end
+    if ls.fast and (onewindex == nil or store[k] ~= nil) then
+      -- Only plain observers of this very key: task(obj), nothing else to compute.
+      store[k] = v
+      for i = 1, #ls do
+        local link = ls[i]
+        if link.live then
+          local ok, err = xpcall(link.task, traceback, t)
+          if not ok then report(err) end
+        end
+      end
+      return
+    end
     local old = store[k]
     if old == nil and oindex ~= nil then old = t[k] end
     if ls.prior then
@@ -335,7 +350,14 @@ function attach(obs, kp, parts, i, target)
   local record = recordFor(target, true)
   if record == nil then return nil end
   local key = parts[i]
-  local link = { w = setmetatable({ obs = obs, target = target }, weakV), kp = kp, parts = parts, i = i }
+  local link = { w = setmetatable({ obs = obs, target = target }, weakV), kp = kp, parts = parts, i = i,
+    live = true }
+  local options = obs.options
+  if i == 1 and #parts == 1 and obs.style == "plain" and obs.task and not options.distinct then
+    -- The fast path of __newindex: a key of the observed object itself, task(obj) on every set.
+    -- (Only here may a link hold a task: this link lives in the observed object's own record.)
+    link.task = obs.task
+  end
   addLink(record, target, key, link)
   if i < #parts then link.next = attach(obs, kp, parts, i + 1, valueOf(target, key)) end
   return link
