@@ -175,3 +175,20 @@ private func string(_ values: [LuaValue]) -> String {
         #expect(person.name == "b")
     }
 }
+
+extension ObservationTests {
+    @Test func setFromACoroutineNotifiesOnThatThread() throws {
+        let person = Person()
+        let state = try makeState(person)
+        let values = try state.run("""
+            local seen
+            bk.addObserverForKeyPath(person, "name", {"new"}, function(p, c)
+              seen = c.new .. (select(2, coroutine.running()) and " in main" or " in coroutine")
+            end)
+            local co = coroutine.wrap(function() person.name = "co" coroutine.yield() end)
+            co()
+            return seen
+            """)
+        #expect(values.first?.description == "co in coroutine")
+    }
+}

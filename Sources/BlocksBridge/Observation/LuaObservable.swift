@@ -49,6 +49,9 @@ public final class LuaObservers {
     private var lastID = 0
     /// States whose Lua code observes this object (weak: an object never keeps a state alive).
     private var states: [WeakState] = []
+    /// The stack of the Lua thread setting a property right now (a coroutine's, maybe): Lua
+    /// observers of that state are called on it, never on a thread that is not running.
+    fileprivate var settingStack: LuaStack?
 
     public init() {}
 
@@ -95,7 +98,7 @@ public final class LuaObservers {
         states.removeAll { $0.state == nil }
         for entry in states {
             guard let state = entry.state else { continue }
-            let stack = state.stack
+            let stack = settingStack.flatMap { $0.state === state ? $0 : nil } ?? state.stack
             let base = stack.top
             defer { stack.top = base }
             // Only a userdata Lua still holds can have observations: never create one here.
@@ -198,6 +201,10 @@ extension LuaProperty {
                 throw .message("bad value for field '\(name)' of \(T.luaClass.name) "
                                + "(\(Value.luaTypeName) expected, got \(stack.typeName(at: value)))")
             }
+            let observers = object.luaObservers
+            let previous = observers.settingStack
+            observers.settingStack = stack
+            defer { observers.settingStack = previous }
             object[keyPath: keyPath] = newValue
         })
     }

@@ -182,6 +182,7 @@ local function addLink(record, target, key, link)
   end
   copy[#copy + 1] = link
   if link.w.obs.options.prior then copy.prior = true end
+  copy.single = copy.fast and #copy == 1 and link.task or nil
   links[key] = copy   -- copy on write: a notification in progress keeps walking its snapshot
 end
 
@@ -206,6 +207,7 @@ local function removeLink(record, target, key, link)
     end
   end
   copy.prior, copy.fast = prior, fast
+  copy.single = fast and #copy == 1 and copy[1].task or nil
   if #copy > 0 then links[key] = copy return end
   links[key] = nil
   record.keys = record.keys - 1
@@ -281,6 +283,14 @@ local function proxyTable(t)
   meta.__newindex = function(t, k, v)
     local ls = links[k]
     if ls == nil then return plainSet(t, k, v) end
+    local single = ls.single
+    if single and (onewindex == nil or store[k] ~= nil) then
+      -- The common case, kept short: one plain observer of this key.
+      store[k] = v
+      local ok, err = xpcall(single, traceback, t)
+      if not ok then report(err) end
+      return
+    end
     if ls.fast and (onewindex == nil or store[k] ~= nil) then
       -- Only plain observers of this very key: task(obj), nothing else to compute.
       store[k] = v
