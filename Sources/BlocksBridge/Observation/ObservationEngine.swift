@@ -117,7 +117,9 @@ local function observedNext(t, k)
     return rawnext(t, k)
   end
   local store = record.store
-  if k ~= nil and record.links[k] ~= nil then return rawnext(store, k) end
+  -- The store's keys come after the raw ones. A key that is observed and not a raw field is a
+  -- store key (even if its value was just cleared: `next` accepts keys cleared while walking).
+  if k ~= nil and record.links[k] ~= nil and rawget(t, k) == nil then return rawnext(store, k) end
   local nk, nv = rawnext(t, k)
   if nk ~= nil then return nk, nv end
   return rawnext(store, nil)
