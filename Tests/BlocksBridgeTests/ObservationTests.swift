@@ -95,7 +95,7 @@ private func string(_ values: [LuaValue]) -> String {
         do {
             try state.run("person.age = 'old'")
         } catch {
-            #expect(error.message.contains("bad value for field 'age' of test.Person (integer expected, got string)"))
+            #expect(error.message.contains("bad value for field 'age' of test.Person (number expected, got string)"))
         }
         #expect(person.age == 36)
         try state.run("person.friend = 'bob'; person.friend = nil")

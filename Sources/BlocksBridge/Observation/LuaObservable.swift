@@ -27,22 +27,13 @@ public protocol LuaObservable: LuaBridged, SendableMetatype {
     var luaObservers: LuaObservers { get }
 }
 
-/// A value an observable property can hold: it crosses to Lua and back.
-public protocol LuaObservableValue: SendableMetatype {
-    func push(on stack: LuaStack)
-    /// The value at `index`, or nil if it is not of this type.
-    init?(from stack: LuaStack, at index: Int32)
-    /// The Lua type name used in errors ("string", "number", ...).
-    static var luaTypeName: String { get }
-}
-
 /// The Lua and Swift observers of one Swift object; the object owns it.
 public final class LuaObservers {
     /// What a Swift observer receives: the property and its values before and after the set.
     public struct Change {
         public let key: String
-        public let old: any LuaObservableValue
-        public let new: any LuaObservableValue
+        public let old: any LuaConvertible
+        public let new: any LuaConvertible
     }
 
     private var swiftObservers: [(id: Int, key: String, handler: (Change) -> Void)] = []
@@ -79,12 +70,12 @@ public final class LuaObservers {
     // MARK: Notifying
 
     func willChange<Owner: LuaObservable>(_ owner: Owner, key: String,
-                                          old: any LuaObservableValue, new: any LuaObservableValue) {
+                                          old: any LuaConvertible, new: any LuaConvertible) {
         notifyLua(owner, key: key, old: old, new: new, isPrior: true)
     }
 
     func didChange<Owner: LuaObservable>(_ owner: Owner, key: String,
-                                         old: any LuaObservableValue, new: any LuaObservableValue) {
+                                         old: any LuaConvertible, new: any LuaConvertible) {
         notifyLua(owner, key: key, old: old, new: new, isPrior: false)
         let change = Change(key: key, old: old, new: new)
         // A snapshot: a handler may add or remove observers.
@@ -93,8 +84,8 @@ public final class LuaObservers {
         }
     }
 
-    private func notifyLua<Owner: LuaObservable>(_ owner: Owner, key: String, old: any LuaObservableValue,
-                                                 new: any LuaObservableValue, isPrior: Bool) {
+    private func notifyLua<Owner: LuaObservable>(_ owner: Owner, key: String, old: any LuaConvertible,
+                                                 new: any LuaConvertible, isPrior: Bool) {
         states.removeAll { $0.state == nil }
         for entry in states {
             guard let state = entry.state else { continue }
@@ -154,7 +145,7 @@ extension LuaStack {
 /// (through `LuaProperty.observable`), notifies the object's Lua and Swift observers.
 /// The name is the key Lua observes: `@LuaObserved("name") var name = ""`.
 @propertyWrapper
-public struct LuaObserved<Value: LuaObservableValue> {
+public struct LuaObserved<Value: LuaConvertible> {
     public let key: String
     private var value: Value
 
@@ -190,14 +181,14 @@ public struct LuaObserved<Value: LuaObservableValue> {
 extension LuaProperty {
     /// A property Lua reads and writes as `obj.name`; writes go through the Swift setter, so an
     /// `@LuaObserved` property notifies its observers. A value of the wrong type is an error.
-    public static func observable<T: LuaObservable, Value: LuaObservableValue>(
+    public static func observable<T: LuaObservable, Value: LuaConvertible>(
         _ name: String, _ keyPath: ReferenceWritableKeyPath<T, Value>
     ) -> LuaProperty {
         nonisolated(unsafe) let keyPath = keyPath  // immutable after creation
         return .readWrite(name, get: { (object: T, stack: LuaStack) throws(LuaRaise) in
             object[keyPath: keyPath].push(on: stack)
         }, set: { (object: T, stack: LuaStack, value: Int32) throws(LuaRaise) in
-            guard let newValue = Value(from: stack, at: value) else {
+            guard let newValue = Value.read(from: stack, at: value) else {
                 throw .message("bad value for field '\(name)' of \(T.luaClass.name) "
                                + "(\(Value.luaTypeName) expected, got \(stack.typeName(at: value)))")
             }
@@ -208,57 +199,4 @@ extension LuaProperty {
             object[keyPath: keyPath] = newValue
         })
     }
-}
-
-// MARK: Values
-
-extension String: LuaObservableValue {
-    public func push(on stack: LuaStack) { stack.push(self) }
-    public init?(from stack: LuaStack, at index: Int32) {
-        guard let s = stack.stringValue(index) else { return nil }
-        self = s
-    }
-    public static var luaTypeName: String { "string" }
-}
-
-extension Int: LuaObservableValue {
-    public func push(on stack: LuaStack) { stack.push(self) }
-    public init?(from stack: LuaStack, at index: Int32) {
-        guard stack.type(at: index) == .number, let i = stack.toInteger(index) else { return nil }
-        self = Int(i)
-    }
-    public static var luaTypeName: String { "integer" }
-}
-
-extension Double: LuaObservableValue {
-    public func push(on stack: LuaStack) { stack.push(self) }
-    public init?(from stack: LuaStack, at index: Int32) {
-        guard stack.type(at: index) == .number, let d = stack.toNumber(index) else { return nil }
-        self = d
-    }
-    public static var luaTypeName: String { "number" }
-}
-
-extension Bool: LuaObservableValue {
-    public func push(on stack: LuaStack) { stack.push(self) }
-    public init?(from stack: LuaStack, at index: Int32) {
-        guard stack.type(at: index) == .boolean else { return nil }
-        self = stack.toBool(index)
-    }
-    public static var luaTypeName: String { "boolean" }
-}
-
-extension Optional: LuaObservableValue where Wrapped: LuaObservableValue {
-    public func push(on stack: LuaStack) {
-        switch self {
-        case .some(let value): value.push(on: stack)
-        case .none: stack.pushNil()
-        }
-    }
-    public init?(from stack: LuaStack, at index: Int32) {
-        if stack.isNoneOrNil(index) { self = .none; return }
-        guard let value = Wrapped(from: stack, at: index) else { return nil }
-        self = .some(value)
-    }
-    public static var luaTypeName: String { Wrapped.luaTypeName }
 }
