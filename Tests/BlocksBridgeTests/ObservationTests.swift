@@ -192,3 +192,27 @@ extension ObservationTests {
         #expect(values.first?.description == "co in coroutine")
     }
 }
+
+extension ObservationTests {
+    @Test func rawWalkersFindObservedFields() throws {
+        let state = try LuaState()
+        state.installGlobals()
+        try state.run("t = {a = 1, b = 2}; bk.addObserverForKeyPath(t, 'a', function() end)")
+        let stack = state.stack
+        let base = stack.top
+        stack.pushGlobalTable()
+        stack.rawGet(-1, field: "t")
+        let table = stack.top
+        #expect(stack.rawGet(table, field: "a") == .nil)   // moved out of the table
+        stack.pop()
+        #expect(stack.pushObservedFields(of: table))
+        #expect(stack.rawGet(-1, field: "a") == .number)
+        stack.top = base
+        try state.run("bk.removeAllBlockObservers(t)")
+        stack.pushGlobalTable()
+        stack.rawGet(-1, field: "t")
+        #expect(!stack.pushObservedFields(of: -1))
+        #expect(stack.rawGet(-1, field: "a") == .number)
+        stack.top = base
+    }
+}

@@ -564,7 +564,7 @@ test("a task error is reported and the other observers still run", function()
   local ran = 0
   bk.addObserverForKeyPath(t, "a", function() error("boom") end)
   bk.addObserverForKeyPath(t, "a", function() ran = ran + 1 end)
-  local output = shell(string.format("%q -e %q", os.getenv("BKLUA") or "bklua", [[
+  local output = shell(string.format("%q -e %q", os.getenv("BKLUA") or (arg and arg[-1]) or "bklua", [[
     local t = { a = 1 }
     bk.addObserverForKeyPath(t, "a", function() error("boom") end)
     bk.addObserverForKeyPath(t, "a", function() print("second ran") end)
@@ -665,4 +665,109 @@ test("sj_addObserver twice for the same observer and key replaces; sj_removeAllO
   eq(#bk.sj_listAllObservers(model), 0)
   raises("bad argument #2 to 'sj_addObserver' (observer expected, got no value)",
     bk.sj_addObserver, model, nil, "number", function() end)
+end)
+
+-- More combinations --------------------------------------------------------------------------------
+
+test("distinct with prior: neither notification for an equal value", function()
+  local t = { a = 1 }
+  local log = {}
+  bk.addObserverForKeyPath(t, "a", { "distinct", "prior", "old", "new" }, function(_, c)
+    log[#log + 1] = (c.prior and "prior " or "post ") .. tostring(c.old) .. ">" .. tostring(c.new)
+  end)
+  t.a = 1
+  eq(#log, 0)
+  t.a = 2
+  eq(table.concat(log, ", "), "prior 1>nil, post 1>2")
+end)
+
+test("several key paths with prior and old: each key path notifies on its own", function()
+  local t = { a = 1, b = { c = 2 } }
+  local log = {}
+  bk.addObserverForKeyPaths(t, { "a", "b.c" }, { "prior", "old", "new" }, function(_, kp, c)
+    log[#log + 1] = kp .. (c.prior and "?" or "!") .. tostring(c.old) .. ">" .. tostring(c.new)
+  end)
+  t.b.c = 3
+  t.a = 4
+  t.b = { c = 5 }
+  eq(table.concat(log, " "), "b.c?2>nil b.c!2>3 a?1>nil a!1>4 b.c?3>nil b.c!3>5")
+end)
+
+test("the observer option with several key paths, and cc_easyRemoveAllKVO for it", function()
+  local t = { a = 1, b = 1 }
+  local owner = {}
+  local n = 0
+  bk.addObserverForKeyPaths(t, { "a", "b" }, { observer = owner }, function() n = n + 1 end)
+  t.a, t.b = 2, 2
+  eq(n, 2)
+  eq(bk.observers(t)[1].observer, owner)
+  bk.cc_easyRemoveAllKVO(owner)
+  t.a = 3
+  eq(n, 2)
+  eq(getmetatable(t), nil)
+end)
+
+test("replacing by identifier switches key paths and options", function()
+  local t = { a = 1, b = 1 }
+  local calls, task = recorder()
+  bk.addObserverForKeyPaths(t, { "a", "b" }, { identifier = "x" }, task)
+  bk.addObserverForKeyPath(t, "b", { "new", identifier = "x" }, task)
+  t.a = 2
+  eq(#calls, 0)
+  t.b = 3
+  eq(#calls, 1)
+  eq(calls[1][2].new, 3)
+  eq(rawget(t, "a"), 2)   -- no longer observed: back in the table
+end)
+
+test("an observed table's __gc still runs", function()
+  local finalized = false
+  do
+    local t = setmetatable({ a = 1 }, { __gc = function() finalized = true end })
+    bk.addObserverForKeyPath(t, "a", function() end)
+  end
+  collectgarbage()
+  collectgarbage()
+  ok(finalized)
+end)
+
+test("weak tables stay weak while observed", function()
+  local cache = setmetatable({}, { __mode = "v" })
+  cache.keep = "string"
+  bk.addObserverForKeyPath(cache, "keep", function() end)
+  cache.item = {}
+  collectgarbage()
+  eq(rawget(cache, "item"), nil)
+  eq(cache.keep, "string")
+end)
+
+test("next keeps its errors for non-tables", function()
+  local t = {}
+  bk.addObserverForKeyPath(t, "a", function() end)   -- the global next is now observation-aware
+  raises("bad argument #1 to 'next' (table expected, got number)", next, 5)
+  eq(next({}), nil)
+  eq(next({ 7 }), 1)
+end)
+
+test("ipairs stops at the first nil, observed or not", function()
+  local t = { 1, 2, 3, 4 }
+  bk.addObserverForKeyPath(t, 3, function() end)
+  t[3] = nil
+  local n = 0
+  for _ in ipairs(t) do n = n + 1 end
+  eq(n, 2)
+  t[3] = "back"
+  eq(#t, 4)
+end)
+
+test("digits in a key path are integer keys", function()
+  local t = { items = { { name = "a" }, { name = "b" } } }
+  local calls, task = recorder()
+  bk.addObserverForKeyPath(t, "items.2.name", { "new" }, task)
+  t.items[2].name = "B"
+  eq(calls[1][2].new, "B")
+  t.items["2"] = "a string key"
+  eq(#calls, 1)
+  t.items[2] = { name = "C" }
+  eq(calls[2][2].new, "C")
 end)

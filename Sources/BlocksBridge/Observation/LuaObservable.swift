@@ -200,3 +200,19 @@ extension LuaProperty {
         })
     }
 }
+
+extension LuaStack {
+    /// For helpers that walk tables raw (`next`, `rawGet`, `rawLength`): the observed fields of
+    /// an observed table are not in the table itself but in a store (so that writing them reaches
+    /// `__newindex`). Pushes that store (a plain table: observed key -> value) and returns true
+    /// when the table at `index` is observed; pushes nothing and returns false otherwise.
+    public func pushObservedFields(of index: Int32) -> Bool {
+        guard type(at: index) == .table, pushMetatable(of: index) else { return false }
+        if rawGet(-1, field: ObservationEngine.storeField) == .table {
+            remove(at: -2)
+            return true
+        }
+        pop(2)
+        return false
+    }
+}

@@ -15,6 +15,9 @@ import CLuaShim
 /// field stays where it was. `__pairs`, `__len` and the global `next` account for the moved keys.
 /// When the last observed key goes, the keys move back and the original metatable is restored.
 enum ObservationEngine {
+    /// The proxy metatable's field holding the moved (observed) fields.
+    static let storeField = "__bkobserved"
+
     static let registryKey = "bk.observation"
 
     /// Pushes the engine table of the state, creating it on first use (the base library must be
@@ -75,6 +78,7 @@ local G, traceback, report, setmeta, getmeta, observableUserdata = ...
 local rawget, rawset, rawequal, rawlen, rawnext = G.rawget, G.rawset, G.rawequal, G.rawlen, G.next
 local type, xpcall, pcall, setmetatable, error = G.type, G.xpcall, G.pcall, G.setmetatable, G.error
 local tostring = G.tostring
+local tointeger = G.math.tointeger
 local weakK, weakV = { __mode = "k" }, { __mode = "v" }
 
 -- observed object (table or bridged userdata) -> record. Weak keys: observing never keeps the
@@ -334,6 +338,7 @@ local function proxyTable(t)
   if not (original and rawget(original, "__pairs")) then
     meta.__pairs = function(t) return observedNext, t, nil end
   end
+  meta.__bkobserved = store   -- for Swift helpers that walk tables raw (pushObservedFields)
   setmeta(t, meta)
   if rawget(G, "next") == rawnext then rawset(G, "next", observedNext) end
   return record
@@ -389,7 +394,8 @@ end
 local function splitPath(kp)
   if type(kp) ~= "string" then return { kp } end
   local parts = {}
-  for part in kp:gmatch("[^.]+") do parts[#parts + 1] = part end
+  -- A part made of digits is an integer key: "items.1.name" is items[1].name.
+  for part in kp:gmatch("[^.]+") do parts[#parts + 1] = part:find("^%d+$") and tointeger(part) or part end
   return parts
 end
 
