@@ -3,7 +3,7 @@ import CLua
 @testable import BlocksBridge
 
 /// An observable Swift class, declared the way hosts declare theirs.
-private final class Person: LuaObservable {
+private final class Person: LuaObservable, LuaConvertible {
     let luaObservers = LuaObservers()
     @LuaObserved("name") var name = "ada"
     @LuaObserved("age") var age = 36
@@ -27,11 +27,7 @@ private final class Plain: LuaBridged {
 private func makeState(_ person: Person) throws -> LuaState {
     let state = try LuaState()
     state.installGlobals()
-    let stack = state.stack
-    stack.pushGlobalTable()
-    stack.push(object: person)
-    stack.rawSet(-2, field: "person")
-    stack.pop()
+    state.setGlobal("person", person)   // as the README shows hosts doing it
     return state
 }
 

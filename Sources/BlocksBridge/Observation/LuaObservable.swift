@@ -4,7 +4,7 @@ import CLuaShim
 /// A Swift class whose `@LuaObserved` properties Lua and Swift can observe.
 ///
 /// ```swift
-/// final class Person: LuaObservable {
+/// final class Person: LuaObservable, LuaConvertible {   // LuaConvertible: lua.setGlobal("p", person)
 ///     let luaObservers = LuaObservers()
 ///     @LuaObserved("name") var name = ""
 ///     @LuaObserved("age") var age = 0
@@ -22,7 +22,8 @@ import CLuaShim
 /// ```
 ///
 /// Lua observes a Swift object through its userdata: observations never keep it alive, and end
-/// when Lua collects the userdata (no Lua reference to the object is left).
+/// when Lua collects the userdata (no Lua reference to the object is left). Lua observers run with
+/// the state's lock held; set one object's properties from one thread at a time.
 public protocol LuaObservable: LuaBridged, SendableMetatype {
     var luaObservers: LuaObservers { get }
 }
@@ -90,6 +91,9 @@ public final class LuaObservers {
         for entry in states {
             guard let state = entry.state else { continue }
             let stack = settingStack.flatMap { $0.state === state ? $0 : nil } ?? state.stack
+            // A property may be set on any thread: Lua is entered only with the state's lock.
+            state.lock.lock()
+            defer { state.lock.unlock() }
             let base = stack.top
             defer { stack.top = base }
             // Only a userdata Lua still holds can have observations: never create one here.
