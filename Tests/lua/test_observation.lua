@@ -771,3 +771,17 @@ test("digits in a key path are integer keys", function()
   t.items[2] = { name = "C" }
   eq(calls[2][2].new, "C")
 end)
+
+test("an observation added by a prior task is not notified for the set in progress", function()
+  local t = { a = 1 }
+  local late = 0
+  bk.addObserverForKeyPath(t, "a", { "prior" }, function(_, c)
+    if c.prior and late == 0 then
+      bk.addObserverForKeyPath(t, "a", function() late = late + 1 end)
+    end
+  end)
+  t.a = 2
+  eq(late, 0)
+  t.a = 3
+  eq(late, 1)
+end)

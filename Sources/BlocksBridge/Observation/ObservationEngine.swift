@@ -313,8 +313,8 @@ local function proxyTable(t)
     if old == nil and oindex ~= nil then old = t[k] end
     if ls.prior then
       priorPass(ls, old, v)
+      -- A prior task may have ended the observation: then this is an ordinary write.
       if records[t] ~= record or links[k] == nil then t[k] = v return end
-      ls = links[k]
     end
     local new = v
     if onewindex == nil or store[k] ~= nil then
