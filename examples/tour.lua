@@ -97,3 +97,22 @@ local previous = bk.onError(function(message) print("reported:", message:match("
 bk.performBlock(function() error("a failing block does not stop the loop") end, 0.03)
 print("bk.run() ->", bk.run(), "pending:", bk.pending())
 bk.onError(previous)
+
+-- 8. Observation: blocks called when a table's field is set (BlocksKit's block KVO).
+do
+  local person = { name = "Ada", address = { city = "London" } }
+  bk.addObserverForKeyPath(person, "name", { "new", "old" }, function(p, change)
+    print(string.format("name: %s -> %s", change.old, change.new))
+  end)
+  bk.addObserverForKeyPath(person, "address.city", { "new" }, function(p, change)
+    print("city is now " .. change.new)
+  end)
+  person.name = "Grace"                      -- name: Ada -> Grace
+  person.address = { city = "New York" }     -- city is now New York (a middle object replaced)
+  person.address.city = "Arlington"          -- city is now Arlington
+  local keys = 0
+  for _ in pairs(person) do keys = keys + 1 end
+  print("still a normal table: " .. keys .. " fields, observers: " .. #bk.observers(person))
+  bk.removeAllBlockObservers(person)
+  print("restored, metatable:", getmetatable(person))
+end

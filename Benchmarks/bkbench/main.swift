@@ -24,6 +24,8 @@ do {
         try delayedBlocksBenchmark(count: 100_000 / scale),
         try scheduleCancelBenchmark(count: 1_000_000 / scale),
         try dynamicDelegateBenchmark(calls: 1_000_000 / scale),
+        try observedWriteBenchmark(writes: 1_000_000 / scale),
+        try unobservedWriteBenchmark(writes: 1_000_000 / scale),
     ] + (try collectionBenchmarks(count: 1_000_000 / scale))
     try runBenchmarks(benchmarks, rounds: rounds, filter: filter)
 } catch {
