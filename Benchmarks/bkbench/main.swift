@@ -21,6 +21,8 @@ let scale = quick ? 10 : 1
 do {
     let benchmarks: [Benchmark] = [
         try callOverheadBenchmark(calls: 10_000_000 / scale),
+        try typedRegisteredFunctionBenchmark(calls: 10_000_000 / scale),
+        try typedCallBenchmark(calls: 1_000_000 / scale),
     ]
     try runBenchmarks(benchmarks, rounds: rounds, filter: filter)
 } catch {

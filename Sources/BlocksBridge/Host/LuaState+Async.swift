@@ -14,15 +14,19 @@ extension LuaState {
     /// Calls the global function `function` and returns its first result as `R`, then lets
     /// pending work run.
     nonisolated(nonsending)
-    public func call<R: LuaConvertible>(_ function: String, _ arguments: any LuaConvertible...,
-                                        as type: R.Type) async throws(LuaError) -> R {
-        let s = activeStack
-        let base = s.top
-        defer { s.top = base }
-        try s.pushGlobal(path: function)
-        let result = try s.callTop(arguments: arguments, as: type)
+    public func call<each A: LuaConvertible, R: LuaConvertible>(
+        _ function: String, _ arguments: repeat each A, as type: R.Type
+    ) async throws(LuaError) -> R {
+        let result = try callFunction(function, repeat each arguments, as: type)
         await settle()
         return result
+    }
+
+    /// The synchronous call under another name, so the async `call` cannot resolve to itself.
+    func callFunction<each A: LuaConvertible, R: LuaConvertible>(
+        _ function: String, _ arguments: repeat each A, as type: R.Type
+    ) throws(LuaError) -> R {
+        try call(function, repeat each arguments, as: type)
     }
 
     /// Gives other tasks (and, with the event loop, due blocks and timers) their turn.

@@ -6,7 +6,7 @@ extension LuaState {
     /// The stack host calls use: the Lua thread running the innermost exported Swift function of
     /// this state on this OS thread (a registered closure calling back into Lua from a coroutine
     /// stays on that coroutine), else the main thread.
-    var activeStack: LuaStack {
+    @usableFromInline var activeStack: LuaStack {
         if let current = bk_current_thread(runtime) { return LuaStack(current, runtime) }
         return stack
     }
@@ -64,7 +64,7 @@ extension LuaState {
 
 extension LuaStack {
     /// The value at `index` as `T`, or a `LuaError` saying what did not convert.
-    func convert<T: LuaConvertible>(at index: Int32, to type: T.Type, what: String) throws(LuaError) -> T {
+    @inlinable func convert<T: LuaConvertible>(at index: Int32, to type: T.Type, what: String) throws(LuaError) -> T {
         if let value = T.read(from: self, at: index) { return value }
         throw LuaError(kind: .runtime,
                        message: "cannot convert \(what) to \(T.self) (\(T.luaTypeName) expected, got \(typeName(at: index)))")
