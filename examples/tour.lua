@@ -16,3 +16,8 @@ print("bad argument ->", err)
 -- 3. The helpers can be installed into any environment, e.g. a sandbox for a plugin.
 local env = bk.installGlobals({ print = print })
 print("installed into a plugin environment:", env.bk_version ~= nil)
+
+-- 4. Embedding: the same module loads in the stock interpreter as a C module
+--    (scripts/build-module, then LUA_CPATH=".build/lua/?.so;;" lua5.4 examples/tour.lua) and in
+--    Swift hosts (examples/host). Every name is in docs/reference.md and, for editors, library/bk.lua.
+print("running in:", arg and arg[-1] or "a Swift host")
