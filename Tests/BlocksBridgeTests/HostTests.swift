@@ -124,6 +124,30 @@ private struct SwiftFailure: Error, CustomStringConvertible {
         #expect(throws: LuaError.self) { try table.call() }
     }
 
+    @Test func luaRefFieldsAndMethodsRunMetamethods() throws {
+        let state = try LuaState()
+        let object = try state.run("""
+            local Account = {}
+            Account.__index = function(t, k) return k == "kind" and "account" or Account[k] end
+            function Account:deposit(n) self.balance = self.balance + n; return self.balance end
+            return setmetatable({balance = 10}, Account)
+            """, as: LuaRef.self)
+        #expect(try object.field("kind", as: String.self) == "account")    // through __index
+        #expect(try object.callMethod("deposit", 5, as: Int.self) == 15)
+        try object.setField("balance", 100)
+        #expect(try object.field("balance", as: Int.self) == 100)
+        let missing = #expect(throws: LuaError.self) { try object.callMethod("withdraw", 1) }
+        #expect(missing?.message.contains("attempt to call a nil value") == true)
+        let counter = Counter(name: "c")
+        state.setGlobal("counter", counter)
+        let bridged = try state.global("counter", as: LuaRef.self)
+        #expect(try bridged.callMethod("increment", 4, as: Int.self) == 4)
+        try bridged.setField("count", 9)
+        #expect(counter.count == 9)
+        let readOnly = #expect(throws: LuaError.self) { try bridged.setField("name", "x") }
+        #expect(readOnly?.message.hasSuffix("field 'name' of Counter is read-only") == true)
+    }
+
     @Test func luaRefOutlivingItsStateThrows() throws {
         var state: LuaState? = try LuaState()
         let f = try state?.run("return print", as: LuaRef.self)
