@@ -61,14 +61,18 @@ func protectedMain(state: LuaState, argv: [String], progname: String) -> Int32 {
     if options.hasScript, !runner.handleScript(at: options.scriptIndex) { return 1 }
     if options.interactive {
         REPL(runner: runner).run()
+        return 0
     } else if !options.hasScript && !options.executes && !options.version {
         if isatty(0) != 0 {
             Runner.printVersion()
             REPL(runner: runner).run()
+            return 0
         } else if !runner.doFile(nil) {
             return 1
         }
     }
+    // Like a Node.js process: after the script, the event loop runs until nothing is pending.
+    state.eventLoop.run()
     return 0
 }
 

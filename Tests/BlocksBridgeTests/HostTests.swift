@@ -288,10 +288,31 @@ private struct SwiftFailure: Error, CustomStringConvertible {
 
     @Test func asyncEntryPoints() async throws {
         let state = try LuaState()
-        #expect(try await state.run("return 40 + 2", as: Int.self) == 42)
+        #expect(try await state.runUntilIdle("return 40 + 2", as: Int.self) == 42)
         try state.run("function twice(x) return x * 2 end")
-        #expect(try await state.call("twice", 21, as: Int.self) == 42)
-        await #expect(throws: LuaError.self) { try await state.run("error('async boom')", as: Int?.self) }
+        #expect(try await state.callUntilIdle("twice", 21, as: Int.self) == 42)
+        await #expect(throws: LuaError.self) { try await state.runUntilIdle("error('async boom')", as: Int?.self) }
+    }
+
+    @Test func asyncEntryPointsRunWhatTheCodeScheduled() async throws {
+        let state = try LuaState()
+        let steps = try await state.runUntilIdle("""
+            local bk = require "bk"
+            steps = {}
+            bk.performBlock(function() steps[#steps + 1] = "block" end, 0.02)
+            local ticks = 0
+            bk.scheduledTimerWithTimeInterval(0.005, function(timer)
+              ticks = ticks + 1
+              if ticks == 3 then steps[#steps + 1] = "timer"; timer:invalidate() end
+            end, true)
+            return #steps
+            """, as: Int.self)
+        #expect(steps == 0)  // the result is read before the loop runs
+        #expect(try state.global("steps", as: [String].self).sorted() == ["block", "timer"])
+        try state.run("function later(x) require('bk').performBlock(function() result = x * 2 end, 0.01) return x end")
+        #expect(try await state.callUntilIdle("later", 21, as: Int.self) == 21)
+        #expect(try state.global("result", as: Int.self) == 42)
+        #expect(state.eventLoop.pendingCount == 0)
     }
 
     // MARK: The C module entry

@@ -61,6 +61,20 @@ test("require from a coroutine, then use from the main thread", function()
   eq(code, 0)
 end)
 
+test("the interpreter's thread holds the state: background blocks wait for bk.run", function()
+  local out, code = stock([[
+    local bk = require "bk"
+    local cancelledRan = false
+    local h = bk.performBlockInBackground(function() cancelledRan = true end, 0)
+    h:cancel()  -- the worker waits for the state the script holds, so it has not started
+    local ran = false
+    bk.performBlockInBackground(function() ran = true end, 0)
+    print(bk.run(), cancelledRan, h.isCancelled, ran)
+  ]])
+  eq(out, "true\tfalse\ttrue\ttrue\n")
+  eq(code, 0)
+end)
+
 test("closing the interpreter with bridge objects alive exits cleanly", function()
   local out, code = stock([[
     local bk = require "bk"

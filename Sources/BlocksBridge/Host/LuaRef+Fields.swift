@@ -6,7 +6,10 @@ import CLuaShim
 extension LuaRef {
     /// `value[name]` as `T`.
     public func field<T: LuaConvertible>(_ name: String, as type: T.Type) throws(LuaError) -> T {
-        let s = try liveStack()
+        guard let state else { throw LuaRef.closedError }
+        state.lock.lock()
+        defer { state.lock.unlock() }
+        let s = try state.checkedActiveStack()
         let base = s.top
         defer { s.top = base }
         try s.pushHostHelper(.index)
@@ -18,7 +21,10 @@ extension LuaRef {
 
     /// `value[name] = newValue`.
     public func setField(_ name: String, _ newValue: some LuaConvertible) throws(LuaError) {
-        let s = try liveStack()
+        guard let state else { throw LuaRef.closedError }
+        state.lock.lock()
+        defer { state.lock.unlock() }
+        let s = try state.checkedActiveStack()
         let base = s.top
         defer { s.top = base }
         guard s.ensureSpace(4) else { throw LuaError(kind: .memory, message: "stack overflow") }
@@ -33,7 +39,10 @@ extension LuaRef {
     public func callMethod<each A: LuaConvertible, R: LuaConvertible>(
         _ name: String, _ arguments: repeat each A, as type: R.Type
     ) throws(LuaError) -> R {
-        let s = try liveStack()
+        guard let state else { throw LuaRef.closedError }
+        state.lock.lock()
+        defer { state.lock.unlock() }
+        let s = try state.checkedActiveStack()
         let base = s.top
         defer { s.top = base }
         try s.pushHostHelper(.callMethod)
@@ -47,7 +56,10 @@ extension LuaRef {
     /// `value:name(arguments...)`, returning all results.
     @discardableResult
     public func callMethod<each A: LuaConvertible>(_ name: String, _ arguments: repeat each A) throws(LuaError) -> [LuaValue] {
-        let s = try liveStack()
+        guard let state else { throw LuaRef.closedError }
+        state.lock.lock()
+        defer { state.lock.unlock() }
+        let s = try state.checkedActiveStack()
         let base = s.top
         defer { s.top = base }
         try s.pushHostHelper(.callMethod)

@@ -8,6 +8,8 @@ extension LuaState {
     /// its results.
     @inlinable @discardableResult
     public func call<each A: LuaConvertible>(_ function: String, _ arguments: repeat each A) throws(LuaError) -> [LuaValue] {
+        lock.lock()  // background blocks may be in Lua: take the state first
+        defer { lock.unlock() }
         let s = activeStack
         let base = s.top
         defer { s.top = base }
@@ -21,6 +23,8 @@ extension LuaState {
     @inlinable
     public func call<each A: LuaConvertible, R: LuaConvertible>(_ function: String, _ arguments: repeat each A,
                                                               as type: R.Type) throws(LuaError) -> R {
+        lock.lock()  // background blocks may be in Lua: take the state first
+        defer { lock.unlock() }
         let s = activeStack
         let base = s.top
         defer { s.top = base }
@@ -35,7 +39,10 @@ extension LuaRef {
     /// Calls the referenced function (or callable value) and returns all its results.
     @inlinable @discardableResult
     public func call<each A: LuaConvertible>(_ arguments: repeat each A) throws(LuaError) -> [LuaValue] {
-        let s = try liveStack()
+        guard let state else { throw LuaRef.closedError }
+        state.lock.lock()
+        defer { state.lock.unlock() }
+        let s = try state.checkedActiveStack()
         let base = s.top
         defer { s.top = base }
         push(on: s)
@@ -47,7 +54,10 @@ extension LuaRef {
     @inlinable
     public func call<each A: LuaConvertible, R: LuaConvertible>(_ arguments: repeat each A,
                                                               as type: R.Type) throws(LuaError) -> R {
-        let s = try liveStack()
+        guard let state else { throw LuaRef.closedError }
+        state.lock.lock()
+        defer { state.lock.unlock() }
+        let s = try state.checkedActiveStack()
         let base = s.top
         defer { s.top = base }
         push(on: s)
@@ -58,17 +68,24 @@ extension LuaRef {
 
     /// The referenced value as `T`.
     public func get<T: LuaConvertible>(as type: T.Type) throws(LuaError) -> T {
-        let s = try liveStack()
+        guard let state else { throw LuaRef.closedError }
+        state.lock.lock()
+        defer { state.lock.unlock() }
+        let s = try state.checkedActiveStack()
         let base = s.top
         defer { s.top = base }
         push(on: s)
         return try s.convert(at: -1, to: type, what: "value")
     }
 
-    @usableFromInline func liveStack() throws(LuaError) -> LuaStack {
-        guard let state else { throw LuaError(kind: .runtime, message: "the Lua state of this reference is closed") }
-        let s = state.activeStack
-        guard s.ensureSpace(2) else { throw LuaError(kind: .memory, message: "stack overflow") }
+    @usableFromInline static let closedError = LuaError(kind: .runtime, message: "the Lua state of this reference is closed")
+}
+
+extension LuaState {
+    /// `activeStack` with room for a few values (the caller holds `lock`).
+    @usableFromInline func checkedActiveStack() throws(LuaError) -> LuaStack {
+        let s = activeStack
+        guard s.ensureSpace(4) else { throw LuaError(kind: .memory, message: "stack overflow") }
         return s
     }
 }

@@ -104,6 +104,8 @@ extension LuaState {
 
     /// Registers a stack-level function (any number of arguments and results) as the global `name`.
     public func register(_ name: String, raw body: @escaping LuaFunction) {
+        lock.lock()  // background blocks may be in Lua: take the state first
+        defer { lock.unlock() }
         let s = activeStack
         let base = s.top
         defer { s.top = base }

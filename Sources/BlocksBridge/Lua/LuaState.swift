@@ -3,7 +3,8 @@ import CLuaShim
 
 /// An owning Lua state with the bridge installed: `require "bk"` works in it.
 ///
-/// Not thread-safe: use a state from one thread at a time.
+/// Not thread-safe: use a state from one thread at a time, or hold `lock` (the entries into Lua,
+/// `run`, `call`, `callReportingErrors`, take it themselves).
 public final class LuaState {
     /// The main thread's `lua_State *`.
     public let L: OpaquePointer
@@ -11,6 +12,8 @@ public final class LuaState {
     private let ownsState: Bool
     /// Per-state objects of the helper families (the loop, observation tables, ...), by type.
     private var extensions: [ObjectIdentifier: AnyObject] = [:]
+    /// Taken around every entry into Lua, so background blocks never run Lua beside this thread.
+    public let lock = StateLock()
 
     /// Creates a state with Lua's standard libraries (unless `standardLibraries` is false) and the
     /// `bk` module loadable with `require "bk"`. `memoryLimit` caps Lua's memory in bytes (0: none).

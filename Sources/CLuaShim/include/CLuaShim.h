@@ -16,6 +16,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 #include <stddef.h>
+#include "CLuaShimLoop.h"  // the event loop's system calls
 
 // MARK: - Per-state runtime data shared by C and Swift
 
