@@ -237,6 +237,26 @@ private struct SwiftFailure: Error, CustomStringConvertible {
         #expect(try state.call("bk.version", as: String.self) == BKModule.version)
     }
 
+    @Test func bkHelpersFromSwiftWithSwiftClosures() async throws {
+        let state = try LuaState()
+        let tens = try state.call("bk.map", [1, 2, 3], LuaClosure { (x: Int) in x * 10 }, as: [Int].self)
+        #expect(tens == [10, 20, 30])
+        let sum = try state.call("bk.reduce", [1, 2, 3, 4], 0, LuaClosure { (acc: Int, x: Int) in acc + x }, as: Int.self)
+        #expect(sum == 10)
+        let adults = try state.call("bk.select", ["ann": 31, "bob": 17],
+                                    LuaClosure { (_: String, age: Int) in age >= 18 }, as: [String: Int].self)
+        #expect(adults == ["ann": 31])
+        let error = #expect(throws: LuaError.self) {
+            try state.call("bk.map", [1], LuaClosure(name: "negate") { (x: Bool) in !x }, as: [Bool].self)
+        }
+        #expect(error?.message.hasSuffix("bad argument #1 to 'negate' (boolean expected, got number)") == true)
+        var fired: [String] = []
+        let handle = try await state.callUntilIdle("bk.performBlock", LuaClosure { () in fired.append("swift block") }, 0.01,
+                                                   as: LuaRef.self)
+        #expect(fired == ["swift block"])
+        #expect(try handle.field("isFinished", as: Bool.self))
+    }
+
     // MARK: Swift classes
 
     @Test func bridgedClassesHaveTypedMethodsAndProperties() throws {
