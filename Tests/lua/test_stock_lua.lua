@@ -86,3 +86,17 @@ test("closing the interpreter with bridge objects alive exits cleanly", function
   eq(out, "")
   eq(code, 0)
 end)
+
+test("exiting with background blocks and timers pending exits cleanly (bk.so stays loaded)", function()
+  for _ = 1, 10 do  -- the crash this guards against was intermittent
+    local out, code = stock([[
+      local bk = require "bk"
+      for i = 1, 5 do bk.performBlockInBackground(function() print("never") end, 0) end
+      bk.performBlock(function() print("never") end, 5)
+      bk.scheduledTimerWithTimeInterval(0.01, function() end, true)
+      print("bye")
+    ]])
+    eq(out, "bye\n")
+    eq(code, 0)
+  end
+end)
