@@ -116,3 +116,8 @@ do
   bk.removeAllBlockObservers(person)
   print("restored, metatable:", getmetatable(person))
 end
+
+-- Embedding: the same module loads in the stock interpreter as a C module
+--    (scripts/build-module, then LUA_CPATH=".build/lua/?.so;;" lua5.4 examples/tour.lua) and in
+--    Swift hosts (examples/host). Every name is in docs/reference.md and, for editors, library/bk.lua.
+print("running in:", arg and arg[-1] or "a Swift host")

@@ -1,4 +1,6 @@
+#define _GNU_SOURCE  // dladdr
 #include "CLuaShim.h"
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -275,6 +277,11 @@ lua_State *bk_mainthread(lua_State *L) {
 }
 
 int luaopen_bk(lua_State *L) {
+    // lua_close dlcloses C modules, but the Swift runtime and Dispatch's worker threads keep
+    // running code of this library until the process ends: pin it (never unloaded).
+    Dl_info info;
+    if (dladdr((void *)luaopen_bk, &info) != 0 && info.dli_fname != NULL)
+        (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
     int n = bk_open_module(L);
     if (n < 0) return lua_error(L);
     return n;
