@@ -1,14 +1,36 @@
 import BlocksBridge
+import CEdit
 import CLua
 import CLuaShim
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// lua.c's read-eval-print loop on plain lines (no line editing).
+/// lua.c's read-eval-print loop. On a terminal it edits lines with libedit (history, completion),
+/// pretty-prints results, keeps the event loop running at the prompt and turns Ctrl-C into an
+/// interruption of the running code; elsewhere it reads plain lines and prints with `print`.
 struct REPL {
     let runner: Runner
     var stack: LuaStack { runner.stack }
+    let editor: LineEditor?
+    let history: History?
+
+    init(runner: Runner) {
+        self.runner = runner
+        // `-E` (registry LUA_NOENV, as lua.c sets it) also ignores BKLUA_HISTORY.
+        let environment = runner.stack.rawGet(LuaStack.registryIndex, field: "LUA_NOENV") == .nil
+        runner.stack.pop()
+        if isatty(0) != 0 && isatty(1) != 0 {
+            let loop = EventLoopAtPrompt(state: runner.state)
+            editor = LineEditor(loop: loop, completer: Completer(stack: runner.stack))
+            let history = History(environment: environment)
+            history.load()
+            self.history = history
+        } else {
+            editor = nil
+            history = nil
+        }
+    }
 
     func prompt(firstLine: Bool) -> String {
         stack.pushGlobalTable()
@@ -18,9 +40,17 @@ struct REPL {
         return text
     }
 
-    func readLine(firstLine: Bool) -> String? {
+    enum Chunk {
+        case loaded(source: String)
+        case failed(LuaError, source: String)
+        case cancelled
+    }
+
+    func readLine(firstLine: Bool) -> LineEditor.Input {
+        if let editor { return editor.readLine(prompt: prompt(firstLine: firstLine)) }
         StandardStreams.writeOutput(prompt(firstLine: firstLine))
-        return Swift.readLine(strippingNewline: true)
+        guard let line = Swift.readLine(strippingNewline: true) else { return .endOfInput }
+        return .line(line)
     }
 
     /// True when `error` is a syntax error only because the chunk ended too soon.
@@ -28,29 +58,42 @@ struct REPL {
         error.kind == .syntax && error.message.hasSuffix("<eof>")
     }
 
-    /// Reads a complete chunk and pushes it compiled; nil at end of input.
-    func loadChunk() -> Result<Void, LuaError>? {
-        guard var line = readLine(firstLine: true) else { return nil }
+    /// Reads a complete chunk and pushes it compiled: `=expr` and bare expressions become
+    /// `return ...`; an incomplete chunk continues on the `>>` prompt. Nil at end of input.
+    func loadChunk() -> Chunk? {
+        var line: String
+        switch readLine(firstLine: true) {
+        case .line(let text): line = text
+        case .endOfInput: return nil
+        case .cancelled: return .cancelled
+        }
         if line.hasPrefix("=") { line = "return " + line.dropFirst() }
-        if (try? stack.load("return " + line, name: "=stdin")) != nil { return .success(()) }
+        if (try? stack.load("return " + line, name: "=stdin")) != nil { return .loaded(source: line) }
         var chunk = line
         while true {
             do {
                 try stack.load(chunk, name: "=stdin")
-                return .success(())
+                return .loaded(source: chunk)
             } catch {
-                guard REPL.isIncomplete(error), let more = readLine(firstLine: false) else {
-                    return .failure(error)
+                guard REPL.isIncomplete(error) else { return .failed(error, source: chunk) }
+                switch readLine(firstLine: false) {
+                case .line(let more): chunk += "\n" + more
+                case .endOfInput: return .failed(error, source: chunk)
+                case .cancelled: return .cancelled
                 }
-                chunk += "\n" + more
             }
         }
     }
 
-    /// Prints the values on the stack above `base` with the global `print`.
+    /// Prints the values on the stack above `base`: pretty on a terminal, else with `print`.
     func printResults(above base: Int32) {
         let count = stack.top - base
         guard count > 0 else { return }
+        if editor != nil {
+            StandardStreams.writeOutput(PrettyPrinter(stack: stack, width: terminalWidth() - 2)
+                .describe(from: base + 1) + "\n")
+            return
+        }
         stack.pushGlobalTable()
         stack.rawGet(-1, field: "print")
         stack.remove(at: -2)
@@ -62,20 +105,40 @@ struct REPL {
         }
     }
 
+    func terminalWidth() -> Int {
+        var size = winsize()
+        if ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 20 { return Int(size.ws_col) }
+        return 80
+    }
+
+    /// Runs Lua with Ctrl-C armed to interrupt it (on a terminal).
+    func interruptible<R>(_ body: () -> R) -> R {
+        guard editor != nil else { return body() }
+        cedit_set_running_state(stack.L)
+        defer { cedit_set_running_state(nil) }
+        return body()
+    }
+
     func run() {
-        while let loaded = loadChunk() {
-            switch loaded {
-            case .success:
+        while let chunk = loadChunk() {
+            switch chunk {
+            case .loaded(let source):
+                history?.add(source)
                 let base = stack.top - 1
-                do {
-                    try stack.call(arguments: 0, results: LUA_MULTRET)
-                    printResults(above: base)
-                } catch {
-                    Runner.message(nil, error.description)
+                interruptible { () -> Void in
+                    do throws(LuaError) {
+                        try stack.call(arguments: 0, results: LUA_MULTRET)
+                        printResults(above: base)
+                    } catch {
+                        Runner.message(nil, error.description)
+                    }
                 }
                 stack.top = base
-            case .failure(let error):
+            case .failed(let error, let source):
+                history?.add(source)
                 Runner.message(nil, error.description)
+            case .cancelled:
+                break
             }
         }
         stack.top = 0

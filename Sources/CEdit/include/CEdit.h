@@ -1,0 +1,72 @@
+// bklua's line editor: libedit (BSD editline) through its readline-compatible API, driven one
+// byte at a time so the REPL can run the event loop while the prompt waits, plus lua.c's Ctrl-C
+// interrupt (a debug hook set from the signal handler).
+#ifndef CEDIT_H
+#define CEDIT_H
+
+#include <lua.h>
+#include <stddef.h>
+
+// MARK: - Line editing
+
+/// Sets libedit up on stdin/stdout (no signal handling of its own, Lua-friendly word breaks).
+void cedit_initialize(const char *program_name);
+
+/// Shows `prompt` with an empty line and starts editing (terminal in raw mode).
+void cedit_begin_line(const char *prompt);
+
+/// Stops editing (terminal back in cooked mode, as while Lua code runs).
+void cedit_end_line(void);
+
+/// What feeding a byte did.
+typedef enum {
+    CEDIT_EDITING = 0,  // still editing the line
+    CEDIT_LINE = 1,     // a line is complete: take it with cedit_take_line
+    CEDIT_EOF = 2,      // Ctrl-D on an empty line
+} cedit_status;
+
+/// Lets libedit read and act on one key from stdin (call it when stdin is readable).
+cedit_status cedit_read_key(void);
+
+/// The completed line (malloc'd; the caller frees it), or NULL.
+char *cedit_take_line(void);
+
+/// Erases the prompt and the line being typed, leaving the cursor at column 0 of the prompt's first
+/// row, so output can be written where the prompt was.
+void cedit_hide_line(void);
+
+/// Draws the prompt and the line being typed again (after cedit_hide_line and some output).
+void cedit_show_line(void);
+
+// MARK: - History
+
+void cedit_history_load(const char *path, int limit);
+void cedit_history_add(const char *line);
+int cedit_history_save(const char *path);
+
+// MARK: - Completion
+
+/// Called with the word before the cursor (Lua names, dots and colons included); answers through
+/// cedit_add_completion.
+typedef void (*cedit_completer)(void *context, const char *word);
+void cedit_set_completer(cedit_completer completer, void *context);
+/// Adds one full replacement for the word being completed.
+void cedit_add_completion(const char *candidate);
+
+// MARK: - Ctrl-C
+
+/// Installs the SIGINT handler (no SA_RESTART: a wait at the prompt returns EINTR).
+void cedit_watch_interrupts(void);
+/// While `L` runs Lua code (NULL when it does not), Ctrl-C makes it raise "interrupted!".
+/// Setting NULL removes a stop hook that did not fire.
+void cedit_set_running_state(lua_State *L);
+/// True once per Ctrl-C received since the last call.
+int cedit_take_interrupt(void);
+
+// MARK: - Lua helpers
+
+/// lua_CFunction: returns luaL_tolstring of its argument (__tostring and __name honoured). Call it
+/// only in protected mode.
+int cedit_tolstring(lua_State *L);
+
+#endif

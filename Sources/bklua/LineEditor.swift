@@ -1,0 +1,85 @@
+import BlocksBridge
+import CEdit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The terminal prompt: libedit reads keys only when stdin is readable, so between keys the event
+/// loop runs, and its output is printed above the prompt, the line being typed redrawn after it.
+final class LineEditor {
+    enum Input {
+        case line(String)
+        case endOfInput   // Ctrl-D on an empty line
+        case cancelled    // Ctrl-C at the prompt
+    }
+
+    let loop: EventLoopAtPrompt
+
+    init(loop: EventLoopAtPrompt, completer: Completer) {
+        self.loop = loop
+        cedit_initialize("bklua")
+        cedit_set_completer({ context, word in
+            guard let context, let word else { return }
+            let completer = Unmanaged<Completer>.fromOpaque(context).takeUnretainedValue()
+            for candidate in completer.candidates(for: String(cString: word)) {
+                cedit_add_completion(candidate)
+            }
+        }, Unmanaged.passRetained(completer).toOpaque())  // lives as long as the process
+        cedit_watch_interrupts()
+    }
+
+    /// Reads one line with `prompt`, running due work while waiting.
+    func readLine(prompt: String) -> Input {
+        // libedit keeps the prompt pointer: it must outlive the editing of the line.
+        let promptCopy = strdup(prompt)
+        defer { free(promptCopy) }
+        _ = cedit_take_interrupt()
+        cedit_begin_line(promptCopy)
+        defer { cedit_end_line() }
+        while true {
+            if cedit_take_interrupt() != 0 {
+                StandardStreams.writeOutput("\n")
+                return .cancelled
+            }
+            let (keyReady, workReady) = waitForKeyOrWork()
+            if workReady {
+                cedit_hide_line()
+                loop.runDueWork()
+                cedit_show_line()
+            }
+            guard keyReady else { continue }
+            switch cedit_read_key() {
+            case CEDIT_LINE:
+                guard let line = cedit_take_line() else { continue }
+                defer { free(line) }
+                return .line(String(cString: line))
+            case CEDIT_EOF:
+                return .endOfInput
+            default:
+                continue
+            }
+        }
+    }
+
+    /// Waits until stdin is readable or loop work is due; a signal ends the wait early.
+    private func waitForKeyOrWork() -> (key: Bool, work: Bool) {
+        var descriptors = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0)]
+        if let wakeup = loop.wakeupDescriptor {
+            descriptors.append(pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0))
+        }
+        var timeout: Int32 = -1
+        if let seconds = loop.secondsUntilNextWork {
+            if seconds <= 0 { return (false, true) }
+            timeout = Int32(min((seconds * 1000).rounded(.up), 3_600_000))
+        }
+        let count = descriptors.count
+        let ready = loop.waitOutsideLua {
+            descriptors.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t(count), timeout) }
+        }
+        if ready < 0 { return (false, false) }  // EINTR: the caller looks at the interrupt flag
+        let key = descriptors[0].revents != 0
+        let woken = count > 1 && descriptors[1].revents != 0
+        let due = (loop.secondsUntilNextWork ?? 1) <= 0
+        return (key, woken || due)
+    }
+}

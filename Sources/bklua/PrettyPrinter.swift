@@ -1,0 +1,278 @@
+import BlocksBridge
+import CEdit
+import CLua
+import CLuaShim
+
+/// Shows REPL results: strings quoted, tables expanded (keys sorted, nested tables indented up to
+/// a depth limit, a table met again shown as a reference `<N>` to its first showing, so cycles
+/// end), `bk.null` as `null`, objects with `__tostring` or a metatable `__name` by what they say.
+///
+/// Tables are read raw; only `__tostring` and `bk.kind` run Lua code, in protected calls.
+struct PrettyPrinter {
+    let stack: LuaStack
+    var maxDepth = 6
+    var maxEntries = 200
+    var width = 78
+
+    indirect enum Node {
+        case atom(String)
+        case table(pointer: UnsafeRawPointer, prefix: String, entries: [(key: String?, value: Node)], more: Bool)
+        case reference(UnsafeRawPointer)
+        case elided(prefix: String)
+    }
+
+    /// The values from `first` to the top, separated by tabs as `print` separates them.
+    func describe(from first: Int32) -> String {
+        var builder = TreeBuilder(printer: self)
+        let last = stack.top
+        let nodes = (first ... max(first, last)).filter { $0 <= last }.map { builder.node(at: $0, depth: 0) }
+        var renderer = Renderer(width: width, referenced: builder.referenced)
+        return nodes.map { renderer.render($0, indent: 0) }.joined(separator: "\t")
+    }
+
+    // MARK: - Building the tree (reads Lua)
+
+    struct TreeBuilder {
+        let printer: PrettyPrinter
+        var stack: LuaStack { printer.stack }
+        /// Tables already shown (by identity); a second meeting becomes a reference.
+        var shown = Set<UnsafeRawPointer>()
+        var referenced = Set<UnsafeRawPointer>()
+
+        mutating func node(at index: Int32, depth: Int) -> Node {
+            let index = stack.absolute(index)
+            switch stack.type(at: index) {
+            case .nil, .none: return .atom("nil")
+            case .boolean: return .atom(stack.toBool(index) ? "true" : "false")
+            case .number:
+                stack.pushCopy(of: index)
+                defer { stack.pop() }
+                return .atom(stack.toString(-1) ?? "?")
+            case .string:
+                return .atom(PrettyPrinter.quote(stack.stringValue(index) ?? ""))
+            case .table:
+                return table(at: index, depth: depth)
+            default:
+                if isNull(index) { return .atom("null") }
+                return .atom(printer.protectedToString(index))
+            }
+        }
+
+        private func isNull(_ index: Int32) -> Bool {
+            BKModule.pushModule(on: stack)
+            defer { stack.pop(2) }
+            guard stack.type(at: -1) == .table else {
+                stack.pushNil()
+                return false
+            }
+            stack.rawGet(-1, field: "null")
+            return stack.type(at: -1) != .nil && stack.rawEqual(-1, index)
+        }
+
+        private mutating func table(at index: Int32, depth: Int) -> Node {
+            if isNull(index) { return .atom("null") }
+            guard let pointer = stack.toPointer(index) else { return .atom("table") }
+            var prefix = ""
+            if stack.pushMetatable(of: index) {
+                let hasToString = stack.rawGet(-1, field: "__tostring") != .nil
+                stack.pop()
+                let name = stack.rawGet(-1, field: "__name") == .string ? stack.stringValue(-1) : nil
+                stack.pop(2)
+                if let kind = printer.collectionKind(index) {
+                    prefix = "bk." + kind
+                } else if let name {
+                    prefix = name
+                } else if hasToString {
+                    return .atom(printer.protectedToString(index))
+                }
+            }
+            if shown.contains(pointer) {
+                referenced.insert(pointer)
+                return .reference(pointer)
+            }
+            if depth >= printer.maxDepth { return .elided(prefix: prefix) }
+            shown.insert(pointer)
+            guard stack.ensureSpace(8) else { return .elided(prefix: prefix) }
+
+            // Keys in a scratch list, sorted, then each value read by its key (in showing order,
+            // so the first showing of a shared table is the labelled one).
+            var sequenceLength: Int64 = 0
+            while sequenceLength <= Int64(printer.maxEntries) {
+                let present = stack.rawGet(index, sequenceLength + 1) != .nil
+                stack.pop()
+                guard present else { break }
+                sequenceLength += 1
+            }
+            stack.pushNewTable()
+            let scratch = stack.top
+            var keys: [(sort: SortKey, slot: Int64, text: String?)] = []
+            var more = false
+            stack.pushNil()
+            while stack.next(index) {
+                stack.pop()
+                if stack.isInteger(-1), let i = stack.toInteger(-1), i >= 1, i <= sequenceLength { continue }
+                if keys.count >= printer.maxEntries {
+                    more = true
+                    continue
+                }
+                let slot = Int64(keys.count + 1)
+                stack.pushCopy(of: -1)
+                stack.rawSet(scratch, slot)
+                keys.append((sortKey(at: -1), slot, keyText(at: -1)))
+            }
+            keys.sort { $0.sort < $1.sort }
+            var entries: [(key: String?, value: Node)] = []
+            let shownSequence = min(sequenceLength, Int64(printer.maxEntries))
+            if sequenceLength > shownSequence { more = true }
+            for i in stride(from: 1, through: shownSequence, by: 1) {
+                stack.rawGet(index, i)
+                entries.append((nil, node(at: -1, depth: depth + 1)))
+                stack.pop()
+            }
+            for key in keys {
+                stack.rawGet(scratch, key.slot)
+                let text = key.text ?? "[\(printer.protectedToString(-1))]"
+                stack.rawGet(index)
+                entries.append((text, node(at: -1, depth: depth + 1)))
+                stack.pop()
+            }
+            stack.top = scratch - 1
+            return .table(pointer: pointer, prefix: prefix, entries: entries, more: more)
+        }
+
+        /// `name` for identifier keys, `["text"]` / `[1.5]` for others; nil for keys shown by tostring.
+        private func keyText(at index: Int32) -> String? {
+            switch stack.type(at: index) {
+            case .string:
+                let key = stack.stringValue(index) ?? ""
+                return Completer.isName(key) ? key : "[\(PrettyPrinter.quote(key))]"
+            case .number:
+                stack.pushCopy(of: index)
+                defer { stack.pop() }
+                return "[\(stack.toString(-1) ?? "?")]"
+            case .boolean:
+                return stack.toBool(index) ? "[true]" : "[false]"
+            default:
+                return nil
+            }
+        }
+
+        private func sortKey(at index: Int32) -> SortKey {
+            switch stack.type(at: index) {
+            case .number: return SortKey(rank: 0, number: stack.toNumber(index) ?? 0, text: "")
+            case .string: return SortKey(rank: 1, number: 0, text: stack.stringValue(index) ?? "")
+            case .boolean: return SortKey(rank: 2, number: stack.toBool(index) ? 1 : 0, text: "")
+            default:
+                return SortKey(rank: 3, number: 0, text: stack.typeName(at: index))
+            }
+        }
+    }
+
+    struct SortKey: Comparable {
+        var rank: Int
+        var number: Double
+        var text: String
+
+        static func < (a: SortKey, b: SortKey) -> Bool {
+            if a.rank != b.rank { return a.rank < b.rank }
+            if a.number != b.number { return a.number < b.number }
+            return Array(a.text.utf8).lexicographicallyPrecedes(Array(b.text.utf8))
+        }
+    }
+
+    // MARK: - Lua calls (protected)
+
+    /// `tostring(value)` as lua.c's print does it (`__tostring`, `__name`), in protected mode.
+    func protectedToString(_ index: Int32) -> String {
+        let index = stack.absolute(index)
+        bk_pushcfunction(stack.L, cedit_tolstring)
+        stack.pushCopy(of: index)
+        do {
+            try stack.call(arguments: 1, results: 1)
+        } catch {
+            return "<error in __tostring: \(error.message)>"
+        }
+        defer { stack.pop() }
+        return stack.toString(-1) ?? "?"
+    }
+
+    /// `bk.kind(value)` when the bk module has a `kind` function and says a string.
+    func collectionKind(_ index: Int32) -> String? {
+        let index = stack.absolute(index)
+        let base = stack.top
+        defer { stack.top = base }
+        BKModule.pushModule(on: stack)
+        guard stack.type(at: -1) == .table, stack.rawGet(-1, field: "kind") == .function else { return nil }
+        stack.pushCopy(of: index)
+        guard (try? stack.call(arguments: 1, results: 1)) != nil else { return nil }
+        return stack.stringValue(-1)
+    }
+
+    // MARK: - Text
+
+    /// A string literal Lua would read back: quotes, escapes for control bytes and invalid UTF-8.
+    static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "\u{FFFD}": out += "\\u{FFFD}"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7f {
+                    out += "\\" + String(scalar.value)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+
+    struct Renderer {
+        let width: Int
+        let referenced: Set<UnsafeRawPointer>
+        var labels: [UnsafeRawPointer: Int] = [:]
+
+        init(width: Int, referenced: Set<UnsafeRawPointer>) {
+            self.width = width
+            self.referenced = referenced
+        }
+
+        mutating func label(_ pointer: UnsafeRawPointer) -> String {
+            guard referenced.contains(pointer) else { return "" }
+            if let existing = labels[pointer] { return "<\(existing)>" }
+            let number = labels.count + 1
+            labels[pointer] = number
+            return "<\(number)>"
+        }
+
+        mutating func render(_ node: Node, indent: Int) -> String {
+            switch node {
+            case .atom(let text): return text
+            case .elided(let prefix): return prefix + "{...}"
+            case .reference(let pointer):
+                if let number = labels[pointer] { return "<\(number)>" }
+                return "<table>"
+            case .table(let pointer, let prefix, let entries, let more):
+                let head = label(pointer) + prefix
+                if entries.isEmpty && !more { return head + "{}" }
+                var saved = self
+                let items = entries.map { ($0.key.map { $0 + " = " } ?? "") + saved.render($0.value, indent: indent + 2) }
+                    + (more ? ["..."] : [])
+                let oneLine = head + "{ " + items.joined(separator: ", ") + " }"
+                if !oneLine.contains("\n") && indent + oneLine.count <= width {
+                    self = saved
+                    return oneLine
+                }
+                let pad = String(repeating: " ", count: indent + 2)
+                let lines = entries.map { pad + ($0.key.map { $0 + " = " } ?? "") + render($0.value, indent: indent + 2) }
+                    + (more ? [pad + "..."] : [])
+                return head + "{\n" + lines.joined(separator: ",\n") + "\n" + String(repeating: " ", count: indent) + "}"
+            }
+        }
+    }
+}

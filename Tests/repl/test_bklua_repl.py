@@ -1,0 +1,273 @@
+"""bklua's interactive REPL, driven in a pseudo-terminal.
+
+Run: python3 Tests/repl/test_bklua_repl.py [name-filter]   (BKLUA names the binary, LUA the stock lua5.4)
+Prints one line per case and "N passed, N failed"; exits non-zero on a failure.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pty_session import Session  # noqa: E402
+
+BKLUA = os.environ.get("BKLUA", ".build/debug/bklua")
+LUA = os.environ.get("LUA", "lua5.4")
+scratch = tempfile.mkdtemp(prefix="bklua-repl-")
+cases = []
+
+
+def case(function):
+    cases.append(function)
+    return function
+
+
+def start(history=None, args=()):
+    """A REPL with its own history file (or none)."""
+    env = {"BKLUA_HISTORY": history if history is not None else ""}
+    session = Session([BKLUA, *args], env=env)
+    session.expect(r"^Lua 5\.4.*\n> ")
+    return session
+
+
+def has(expression):
+    """Whether `expression` is true in bklua (features other families bring)."""
+    result = subprocess.run([BKLUA, "-e", "io.write(tostring(" + expression + "))"],
+                            capture_output=True, text=True, timeout=30)
+    return result.stdout == "true"
+
+
+def answer(session, line, expected, shown=None):
+    """Types `line` + Enter and waits for it (as `shown`, when Tab changes it), the output line
+    `expected` (a regex; None for no output) and the next prompt."""
+    session.send(line + "\r")
+    session.expect(re.escape(shown or line) + r"\n" + ("" if expected is None else expected + r"\n") + r"> ")
+
+
+@case
+def typing_an_expression_prints_it():
+    s = start()
+    try:
+        answer(s, "1 + 2", "3")
+        answer(s, "=10 * 10", "100")
+        answer(s, "'a', nil, true", r'"a"\tnil\ttrue')
+        answer(s, "x = 5", None)  # a statement prints nothing
+        answer(s, "x", "5")
+    finally:
+        s.close()
+
+
+@case
+def statements_print_nothing_and_errors_keep_the_repl():
+    s = start()
+    try:
+        answer(s, "y = 7", None)
+        s.send("error('boom')\r")
+        s.expect(r"^stdin:1: boom\nstack traceback:")
+        answer(s, "y", "7")
+        s.send("x = = 1\r")
+        s.expect(r"unexpected symbol near '='")
+        answer(s, "y + 1", "8")
+    finally:
+        s.close()
+
+
+@case
+def tables_are_pretty_printed():
+    s = start()
+    try:
+        answer(s, "{1, 2, x = {y = 's'}, [10] = true, ['a b'] = 1}",
+               re.escape('{ 1, 2, [10] = true, ["a b"] = 1, x = { y = "s" } }'))
+        answer(s, "{}", re.escape("{}"))
+        # Cycles are shown as references to the table's first showing.
+        answer(s, "t = {name = 'loop'}; t.self = t", None)
+        answer(s, "t", re.escape('<1>{ name = "loop", self = <1> }'))
+        # Past the depth limit, contents are elided.
+        answer(s, "{{{{{{{{{1}}}}}}}}}", r"\{ \{ \{ \{ \{ \{ \{\.\.\.\} \} \} \} \} \} \}")
+        # Long tables go on indented lines, keys sorted.
+        s.send("{zeta = string.rep('z', 40), alpha = string.rep('a', 40), mid = {1, 2}}\r")
+        s.expect(r'\n\{\n  alpha = "a{40}",\n  mid = \{ 1, 2 \},\n  zeta = "z{40}"\n\}\n> ')
+        # Named metatables and __tostring.
+        answer(s, "setmetatable({}, {__tostring = function() return 'custom!' end})", "custom!")
+        answer(s, "setmetatable({1}, {__name = 'Point'})", re.escape("Point{ 1 }"))
+        answer(s, "'tab\\tquote\"'", re.escape('"tab\\tquote\\""'))
+        if has("bk.null ~= nil"):
+            answer(s, "bk.null", "null")
+    finally:
+        s.close()
+
+
+@case
+def a_multi_line_function_definition_works():
+    s = start()
+    try:
+        s.send("function sq(x)\r")
+        s.expect(r"^>> ")
+        s.send("  return x * x\r")
+        s.expect(r"^>> ")
+        s.send("end\r")
+        s.expect(r"^> ")
+        answer(s, "sq(7)", "49")
+        s.send("t = {\r")
+        s.expect(r"^>> ")
+        s.send("1, 2}\r")
+        s.expect(r"^> ")
+        answer(s, "#t", "2")
+    finally:
+        s.close()
+
+
+@case
+def history_survives_a_restart():
+    path = os.path.join(scratch, "history")
+    s = start(history=path)
+    try:
+        answer(s, "marker = 4242", None)
+        s.send("\x04")
+        assert s.wait_exit() == 0
+    finally:
+        s.close()
+    assert "marker = 4242" in open(path).read().replace("\\040", " ")
+    s = start(history=path)
+    try:
+        s.send("\x1b[A")  # up arrow: the last line of the previous session
+        s.expect(r"marker = 4242")
+        s.send("\r")
+        s.expect(r"\n> ")
+        answer(s, "marker", "4242")
+    finally:
+        s.close()
+
+
+@case
+def an_empty_history_variable_disables_history():
+    path = os.path.join(scratch, "unused-history")
+    s = Session([BKLUA], env={"BKLUA_HISTORY": "", "HOME": scratch})
+    try:
+        s.expect(r"^> ")
+        answer(s, "1", "1")
+    finally:
+        s.close()
+    assert not os.path.exists(path)
+    assert not os.path.exists(os.path.join(scratch, ".bklua_history"))
+
+
+@case
+def tab_completes_globals_fields_and_methods():
+    s = start()
+    try:
+        answer(s, "print(string.fo\t('%05d', 7))", "00007", shown="print(string.format('%05d', 7))")
+        answer(s, "print(type(bk_insta\t))", "function", shown="print(type(bk_installGlobals))")
+        if has("bk_map ~= nil"):
+            s.send("f = bk_ma\t")
+            if has("bk_match ~= nil"):
+                s.send("\t")  # ambiguous: the second Tab lists the candidates
+            s.expect(r"bk_map")
+            s.send("\x03")  # forget the line
+            s.expect(r"\n> ")
+        # Methods after ':' follow __index chains; fields after '.' in nested tables.
+        answer(s, "Base = {greet = function(self) return 'hi' end}", None)
+        answer(s, "obj = setmetatable({}, {__index = Base})", None)
+        answer(s, "obj:gre\t()", '"hi"', shown="obj:greet()")
+        answer(s, "cfg = {inner = {value = 3}}", None)
+        answer(s, "cfg.inner.val\t", "3", shown="cfg.inner.value")
+        answer(s, "s = 'x'", None)
+        answer(s, "s:upp\t()", '"X"', shown="s:upper()")
+    finally:
+        s.close()
+
+
+@case
+def timers_fire_at_the_prompt_without_garbling_the_line():
+    if not has("bk.scheduledTimerWithTimeInterval ~= nil"):
+        print("  (skipped: no bk.scheduledTimerWithTimeInterval in this build)")
+        return
+    s = start()
+    try:
+        s.send("t = bk.scheduledTimerWithTimeInterval(0.5, function() print('tick') end, false)\r")
+        s.expect(r"^> ")
+        s.send("x = 12")
+        s.expect(r"x = 12")
+        s.expect(r"\ntick\n> x = 12", timeout=10)  # printed above the prompt, the line drawn again
+        s.send(" + 1\r")
+        s.expect(r"\n> ")
+        answer(s, "x", "13")
+    finally:
+        s.close()
+
+
+@case
+def ctrl_c_interrupts_running_code_and_clears_the_line():
+    s = start()
+    try:
+        s.send("while true do end\r")
+        time.sleep(0.5)
+        s.send("\x03")
+        s.expect(r"interrupted!")
+        s.expect(r"\n> ")
+        answer(s, "1 + 1", "2")
+        s.send("junk")
+        s.expect(r"junk")
+        s.send("\x03")  # at the prompt: the line is dropped
+        s.expect(r"\n> ")
+        answer(s, "2 + 2", "4")
+        s.send("for i = 1, 2 do\r")  # a multi-line chunk is dropped too
+        s.expect(r"\n>> ")
+        s.send("\x03")
+        s.expect(r"\n> ")
+        answer(s, "3 + 3", "6")
+    finally:
+        s.close()
+
+
+@case
+def ctrl_d_exits_zero():
+    s = start()
+    try:
+        s.send("\x04")
+        assert s.wait_exit() == 0, "exit status %r" % s.status
+    finally:
+        s.close()
+
+
+@case
+def non_terminal_stdin_keeps_lua_c_behaviour():
+    # No prompt, no colours: stdin is run as a script, as lua.c does.
+    source = "x = 6\nprint(x * 7)\nfunction f()\nreturn 1 end\nprint(f())\n"
+    for args in ([], ["-"]):
+        outputs = []
+        for program in (BKLUA, LUA):
+            result = subprocess.run([program, *args], input=source, capture_output=True, text=True,
+                                    timeout=30)
+            outputs.append((result.stdout, result.returncode))
+        assert outputs[0] == outputs[1], "with %r: bklua %r, lua %r" % (args, outputs[0], outputs[1])
+        assert "\x1b" not in outputs[0][0]
+    # -i reads lines with lua.c's plain prompts and prints results with `print`.
+    result = subprocess.run([BKLUA, "-i"], input="x = 6\nx * 7\n's', {}\n", capture_output=True,
+                            text=True, timeout=30)
+    assert re.fullmatch(r"Lua 5\.4.*\n> > 42\n> s\ttable: 0x[0-9a-f]+\n> \n", result.stdout), result.stdout
+
+
+def main():
+    only = sys.argv[1] if len(sys.argv) > 1 else ""
+    passed = failed = 0
+    for function in cases:
+        if only not in function.__name__:
+            continue
+        try:
+            function()
+            passed += 1
+            print("ok   " + function.__name__)
+        except Exception:
+            failed += 1
+            print("FAIL " + function.__name__)
+            traceback.print_exc()
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
