@@ -26,6 +26,7 @@ static void line_handler(char *line) {
 }
 
 static char **attempt_completion(const char *text, int start, int end);
+void cedit_hide_line(void);
 
 void cedit_initialize(const char *program_name) {
     rl_readline_name = program_name;
@@ -36,6 +37,9 @@ void cedit_initialize(const char *program_name) {
     rl_completer_word_break_characters = (char *)rl_basic_word_break_characters;
     rl_attempted_completion_function = attempt_completion;
     rl_completion_append_character = '\0';
+    // This libedit rings the bell even when Tab found the one completion; its bell becomes a
+    // no-op attribute reset instead.
+    rl_parse_and_bind("settc bl \033[m");
 }
 
 void cedit_begin_line(const char *prompt) {
@@ -50,6 +54,12 @@ cedit_status cedit_read_key(void) {
     rl_callback_read_char();
     int done = line_done;
     line_done = 0;
+    if (done == CEDIT_EOF) {
+        // libedit has drawn the Ctrl-D as "^D": show the bare prompt, as lua.c leaves it.
+        cedit_hide_line();
+        fputs(current_prompt, stdout);
+        fflush(stdout);
+    }
     return (cedit_status)done;
 }
 

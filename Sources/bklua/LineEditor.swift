@@ -47,7 +47,11 @@ final class LineEditor {
                 loop.runDueWork()
                 cedit_show_line()
             }
-            guard keyReady else { continue }
+            switch keyReady {
+            case .none: continue
+            case .closed: return .endOfInput
+            case .readable: break
+            }
             switch cedit_read_key() {
             case CEDIT_LINE:
                 guard let line = cedit_take_line() else { continue }
@@ -61,23 +65,28 @@ final class LineEditor {
         }
     }
 
+    enum KeyState { case none, readable, closed }
+
     /// Waits until stdin is readable or loop work is due; a signal ends the wait early.
-    private func waitForKeyOrWork() -> (key: Bool, work: Bool) {
+    private func waitForKeyOrWork() -> (key: KeyState, work: Bool) {
         var descriptors = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0)]
         if let wakeup = loop.wakeupDescriptor {
             descriptors.append(pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0))
         }
         var timeout: Int32 = -1
         if let seconds = loop.secondsUntilNextWork {
-            if seconds <= 0 { return (false, true) }
+            if seconds <= 0 { return (.none, true) }
             timeout = Int32(min((seconds * 1000).rounded(.up), 3_600_000))
         }
         let count = descriptors.count
         let ready = loop.waitOutsideLua {
             descriptors.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t(count), timeout) }
         }
-        if ready < 0 { return (false, false) }  // EINTR: the caller looks at the interrupt flag
-        let key = descriptors[0].revents != 0
+        if ready < 0 { return (.none, false) }  // EINTR: the caller looks at the interrupt flag
+        let events = descriptors[0].revents
+        // A hung-up terminal stays "ready" with nothing to read: that is the end of input.
+        let key: KeyState = events & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 ? .closed
+            : events & Int16(POLLIN) != 0 ? .readable : .none
         let woken = count > 1 && descriptors[1].revents != 0
         let due = (loop.secondsUntilNextWork ?? 1) <= 0
         return (key, woken || due)

@@ -29,6 +29,7 @@ struct REPL {
         } else {
             editor = nil
             history = nil
+            cedit_watch_interrupts()
         }
     }
 
@@ -111,9 +112,8 @@ struct REPL {
         return 80
     }
 
-    /// Runs Lua with Ctrl-C armed to interrupt it (on a terminal).
+    /// Runs Lua with Ctrl-C armed to interrupt it, as lua.c's `docall` does.
     func interruptible<R>(_ body: () -> R) -> R {
-        guard editor != nil else { return body() }
         cedit_set_running_state(stack.L)
         defer { cedit_set_running_state(nil) }
         return body()
