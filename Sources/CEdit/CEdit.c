@@ -2,6 +2,7 @@
 
 #include <editline/readline.h>
 #include <lauxlib.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,10 @@ static char **attempt_completion(const char *text, int start, int end);
 void cedit_hide_line(void);
 
 void cedit_initialize(const char *program_name) {
+    // libedit decodes keys by LC_CTYPE: without a UTF-8 one, typed UTF-8 text is dropped. (Only
+    // the character type changes: Lua's lexer and number formatting do not depend on it.)
+    const char *ctype = setlocale(LC_CTYPE, "");
+    if (ctype == NULL || strcmp(ctype, "C") == 0 || strcmp(ctype, "POSIX") == 0) setlocale(LC_CTYPE, "C.UTF-8");
     rl_readline_name = program_name;
     rl_catch_signals = 0;  // bklua owns SIGINT; libedit must not re-raise it
     rl_initialize();

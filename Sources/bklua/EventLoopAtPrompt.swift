@@ -7,14 +7,14 @@ struct EventLoopAtPrompt {
     let state: LuaState
 
     /// Seconds until a block or timer is due (nil: none scheduled).
-    var secondsUntilNextWork: Double? { nil }
+    var secondsUntilNextWork: Double? { state.eventLoop.secondsUntilNextWork }
 
     /// Readable when another thread schedules or finishes work (nil: no such descriptor).
-    var wakeupDescriptor: Int32? { nil }
+    var wakeupDescriptor: Int32? { state.eventLoop.wakeupDescriptor }
 
     /// Runs the blocks and timers due now.
-    func runDueWork() {}
+    func runDueWork() { state.eventLoop.runDueWork() }
 
     /// Runs `body` (a wait) with the state free for other threads' blocks.
-    func waitOutsideLua<R>(_ body: () -> R) -> R { body() }
+    func waitOutsideLua<R>(_ body: () -> R) -> R { state.lock.withoutHolding(body) }
 }

@@ -5,9 +5,10 @@ import CLuaShim
 
 /// Shows REPL results: strings quoted, tables expanded (keys sorted, nested tables indented up to
 /// a depth limit, a table met again shown as a reference `<N>` to its first showing, so cycles
-/// end), `bk.null` as `null`, objects with `__tostring` or a metatable `__name` by what they say.
+/// end), bk collections by kind (`bk.set{ 1, 2 }`), `bk.null` as `null`, objects with
+/// `__tostring` or a metatable `__name` (handles, timers, delegates) by what they say.
 ///
-/// Tables are read raw; only `__tostring` and `bk.kind` run Lua code, in protected calls.
+/// Tables are read raw; only `__tostring` runs Lua code, in a protected call.
 struct PrettyPrinter {
     let stack: LuaStack
     var maxDepth = 6
@@ -49,37 +50,27 @@ struct PrettyPrinter {
                 defer { stack.pop() }
                 return .atom(stack.toString(-1) ?? "?")
             case .string:
-                return .atom(PrettyPrinter.quote(stack.stringValue(index) ?? ""))
+                return .atom(printer.quotedString(at: index))
             case .table:
                 return table(at: index, depth: depth)
             default:
-                if isNull(index) { return .atom("null") }
+                if stack.isNull(index) { return .atom("null") }
                 return .atom(printer.protectedToString(index))
             }
         }
 
-        private func isNull(_ index: Int32) -> Bool {
-            BKModule.pushModule(on: stack)
-            defer { stack.pop(2) }
-            guard stack.type(at: -1) == .table else {
-                stack.pushNil()
-                return false
-            }
-            stack.rawGet(-1, field: "null")
-            return stack.type(at: -1) != .nil && stack.rawEqual(-1, index)
-        }
-
         private mutating func table(at index: Int32, depth: Int) -> Node {
-            if isNull(index) { return .atom("null") }
             guard let pointer = stack.toPointer(index) else { return .atom("table") }
             var prefix = ""
             if stack.pushMetatable(of: index) {
                 let hasToString = stack.rawGet(-1, field: "__tostring") != .nil
                 stack.pop()
+                let isCollection = stack.rawGet(-1, field: "__bkkind") == .number
+                stack.pop()
                 let name = stack.rawGet(-1, field: "__name") == .string ? stack.stringValue(-1) : nil
                 stack.pop(2)
-                if let kind = printer.collectionKind(index) {
-                    prefix = "bk." + kind
+                if isCollection {
+                    prefix = "bk." + stack.collectionKind(at: index).name
                 } else if let name {
                     prefix = name
                 } else if hasToString {
@@ -145,7 +136,7 @@ struct PrettyPrinter {
             switch stack.type(at: index) {
             case .string:
                 let key = stack.stringValue(index) ?? ""
-                return Completer.isName(key) ? key : "[\(PrettyPrinter.quote(key))]"
+                return Completer.isName(key) ? key : "[\(printer.quotedString(at: index))]"
             case .number:
                 stack.pushCopy(of: index)
                 defer { stack.pop() }
@@ -180,6 +171,13 @@ struct PrettyPrinter {
         }
     }
 
+    /// The string at `index` (a string, not a number) as a quoted literal.
+    func quotedString(at index: Int32) -> String {
+        var length = 0
+        guard let chars = lua_tolstring(stack.L, index, &length) else { return "\"\"" }
+        return PrettyPrinter.quote(UnsafeRawBufferPointer(start: chars, count: length))
+    }
+
     // MARK: - Lua calls (protected)
 
     /// `tostring(value)` as lua.c's print does it (`__tostring`, `__name`), in protected mode.
@@ -196,40 +194,60 @@ struct PrettyPrinter {
         return stack.toString(-1) ?? "?"
     }
 
-    /// `bk.kind(value)` when the bk module has a `kind` function and says a string.
-    func collectionKind(_ index: Int32) -> String? {
-        let index = stack.absolute(index)
-        let base = stack.top
-        defer { stack.top = base }
-        BKModule.pushModule(on: stack)
-        guard stack.type(at: -1) == .table, stack.rawGet(-1, field: "kind") == .function else { return nil }
-        stack.pushCopy(of: index)
-        guard (try? stack.call(arguments: 1, results: 1)) != nil else { return nil }
-        return stack.stringValue(-1)
-    }
-
     // MARK: - Text
 
-    /// A string literal Lua would read back: quotes, escapes for control bytes and invalid UTF-8.
-    static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{FFFD}": out += "\\u{FFFD}"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7f {
-                    out += "\\" + String(scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
+    /// A string literal Lua would read back: quotes, escapes for control bytes and for bytes that
+    /// are not UTF-8; valid UTF-8 text is kept as it is.
+    static func quote(_ bytes: UnsafeRawBufferPointer) -> String {
+        var out: [UInt8] = [UInt8(ascii: "\"")]
+        out.reserveCapacity(bytes.count + 2)
+        var i = 0
+        func escape(_ text: String) { out.append(contentsOf: Array(text.utf8)) }
+        while i < bytes.count {
+            let byte = bytes[i]
+            switch byte {
+            case UInt8(ascii: "\""): escape("\\\"")
+            case UInt8(ascii: "\\"): escape("\\\\")
+            case UInt8(ascii: "\n"): escape("\\n")
+            case UInt8(ascii: "\r"): escape("\\r")
+            case UInt8(ascii: "\t"): escape("\\t")
+            case 0x20 ..< 0x7f: out.append(byte)
+            case 0x80...:
+                let length = validUTF8Length(bytes, at: i)
+                if length > 0 {
+                    out.append(contentsOf: bytes[i ..< i + length])
+                    i += length
+                    continue
                 }
+                escape("\\\(byte)")
+            default:
+                // \ddd, three digits when a digit follows (so "\0" "1" does not read as "\01")
+                let next = i + 1 < bytes.count ? bytes[i + 1] : 0
+                let digits = String(byte)
+                let padded = (UInt8(ascii: "0") ... UInt8(ascii: "9")).contains(next)
+                    ? String(repeating: "0", count: 3 - digits.count) + digits : digits
+                escape("\\" + padded)
             }
+            i += 1
         }
-        return out + "\""
+        out.append(UInt8(ascii: "\""))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The length of the UTF-8 sequence starting at `i` when it is well formed, else 0.
+    static func validUTF8Length(_ bytes: UnsafeRawBufferPointer, at i: Int) -> Int {
+        let lead = bytes[i]
+        let length = lead >= 0xf0 && lead <= 0xf4 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc2 && lead < 0xe0 ? 2 : 0
+        guard length > 0, i + length <= bytes.count else { return 0 }
+        var scalar = UInt32(lead) & (length == 2 ? 0x1f : length == 3 ? 0x0f : 0x07)
+        for k in 1 ..< length {
+            let continuation = bytes[i + k]
+            guard continuation & 0xc0 == 0x80 else { return 0 }
+            scalar = scalar << 6 | UInt32(continuation & 0x3f)
+        }
+        let minimum: UInt32 = length == 2 ? 0x80 : length == 3 ? 0x800 : 0x10000
+        guard scalar >= minimum, scalar <= 0x10ffff, !(0xd800 ... 0xdfff).contains(scalar) else { return 0 }
+        return length
     }
 
     struct Renderer {

@@ -79,7 +79,9 @@ struct REPL {
                 guard REPL.isIncomplete(error) else { return .failed(error, source: chunk) }
                 switch readLine(firstLine: false) {
                 case .line(let more): chunk += "\n" + more
-                case .endOfInput: return .failed(error, source: chunk)
+                case .endOfInput:
+                    if editor != nil { StandardStreams.writeOutput("\n") }  // off the `>>` prompt
+                    return .failed(error, source: chunk)
                 case .cancelled: return .cancelled
                 }
             }

@@ -79,6 +79,11 @@ class Session:
             pid, status = os.waitpid(self.pid, os.WNOHANG)
             if pid:
                 self.status = os.waitstatus_to_exitcode(status)
+                try:
+                    while self._read(0.1):  # what it wrote before exiting
+                        pass
+                except EOFError:
+                    pass
                 return self.status
             try:
                 self._read(0.1)

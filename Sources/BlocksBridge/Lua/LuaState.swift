@@ -3,7 +3,8 @@ import CLuaShim
 
 /// An owning Lua state with the bridge installed: `require "bk"` works in it.
 ///
-/// Not thread-safe: use a state from one thread at a time.
+/// Not thread-safe: use a state from one thread at a time, or hold `lock` (the entries into Lua,
+/// `run`, `call`, `callReportingErrors`, take it themselves).
 public final class LuaState {
     /// The main thread's `lua_State *`.
     public let L: OpaquePointer
@@ -11,6 +12,8 @@ public final class LuaState {
     private let ownsState: Bool
     /// Per-state objects of the helper families (the loop, observation tables, ...), by type.
     private var extensions: [ObjectIdentifier: AnyObject] = [:]
+    /// Taken around every entry into Lua, so background blocks never run Lua beside this thread.
+    public let lock = StateLock()
 
     /// Creates a state with Lua's standard libraries (unless `standardLibraries` is false) and the
     /// `bk` module loadable with `require "bk"`. `memoryLimit` caps Lua's memory in bytes (0: none).
@@ -32,6 +35,19 @@ public final class LuaState {
         runtime.pointee.memory_limit = memoryLimit
     }
 
+    /// A bridge state over a `lua_State` someone else made and will close (stock `lua5.4` loading
+    /// `bk.so`): installs the `bk` module in it and owns nothing. Lua's own allocator stays, so
+    /// there is no memory cap. The caller keeps this object alive as long as Lua may call `bk`.
+    public init(borrowing L: OpaquePointer) {
+        let runtime = UnsafeMutablePointer<bk_runtime>.allocate(capacity: 1)
+        runtime.initialize(to: bk_runtime())
+        self.L = bk_mainthread(L) ?? L
+        self.runtime = runtime
+        self.ownsState = false
+        runtime.pointee.swift_state = Unmanaged.passUnretained(self).toOpaque()
+        BKModule.register(in: stack)
+    }
+
     /// Opens Lua's standard libraries (for states created without them, e.g. to set
     /// `LUA_NOENV` first as `lua -E` does).
     public func openStandardLibraries() throws(LuaError) {
@@ -41,9 +57,14 @@ public final class LuaState {
 
     deinit {
         extensions.removeAll()
-        if ownsState { lua_close(L) }
-        runtime.pointee.swift_state = nil
-        runtime.deallocate()
+        if ownsState {
+            lua_close(L)
+            runtime.pointee.swift_state = nil
+            runtime.deallocate()
+        } else {
+            // The state lives on: `bk` functions still hold the runtime pointer, so it stays allocated.
+            runtime.pointee.swift_state = nil
+        }
     }
 
     /// The main thread's stack.
