@@ -1,3 +1,4 @@
+#define _GNU_SOURCE  // pipe2
 #include "CEdit.h"
 
 #include <editline/readline.h>
@@ -8,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
+#include <fcntl.h>
 
 // MARK: - Line editing
 
@@ -117,6 +120,66 @@ void cedit_show_line(void) {
     fflush(stdout);
 }
 
+// MARK: - Output of work done at the prompt
+
+static int capture_fd = -1;
+static int saved_stdout = -1, saved_stderr = -1;
+
+void cedit_capture_output(void) {
+    fflush(stdout);
+    fflush(stderr);
+    if (capture_fd < 0) capture_fd = memfd_create("bklua-prompt-output", MFD_CLOEXEC);
+    if (capture_fd < 0 || ftruncate(capture_fd, 0) != 0 || lseek(capture_fd, 0, SEEK_SET) != 0) {
+        cedit_hide_line();  // no capture: erase the line in case something is written
+        return;
+    }
+    saved_stdout = dup(STDOUT_FILENO);
+    dup2(capture_fd, STDOUT_FILENO);
+    // stderr joins only when it is the terminal too (a redirected stderr keeps its file).
+    if (isatty(STDERR_FILENO)) {
+        saved_stderr = dup(STDERR_FILENO);
+        dup2(capture_fd, STDERR_FILENO);
+    }
+}
+
+void cedit_show_captured_output(void) {
+    if (saved_stdout < 0) {
+        cedit_show_line();
+        return;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved_stdout, STDOUT_FILENO);
+    close(saved_stdout);
+    saved_stdout = -1;
+    if (saved_stderr >= 0) {
+        dup2(saved_stderr, STDERR_FILENO);
+        close(saved_stderr);
+        saved_stderr = -1;
+    }
+    off_t size = lseek(capture_fd, 0, SEEK_CUR);
+    if (size <= 0) return;  // nothing was printed: the line stays as it is
+    cedit_hide_line();
+    char buffer[8192];
+    char last = '\n';
+    for (off_t offset = 0; offset < size;) {
+        ssize_t count = pread(capture_fd, buffer, sizeof buffer, offset);
+        if (count <= 0) break;
+        for (ssize_t done = 0; done < count;) {
+            ssize_t written = write(STDOUT_FILENO, buffer + done, (size_t)(count - done));
+            if (written <= 0) break;
+            done += written;
+        }
+        last = buffer[count - 1];
+        offset += count;
+    }
+    if (last != '\n') {
+        ssize_t written = write(STDOUT_FILENO, "\n", 1);  // the prompt starts a row of its own
+        (void)written;
+    }
+    cedit_show_line();
+}
+
 // MARK: - History
 
 void cedit_history_load(const char *path, int limit) {
@@ -177,6 +240,15 @@ static char **attempt_completion(const char *text, int start, int end) {
 
 static volatile sig_atomic_t interrupt_received;
 static lua_State *volatile running_state;
+static int interrupt_pipe[2] = {-1, -1};
+
+int cedit_interrupt_descriptor(void) {
+    if (interrupt_pipe[0] < 0) {
+        if (pipe2(interrupt_pipe, O_CLOEXEC) != 0) return -1;
+        fcntl(interrupt_pipe[1], F_SETFL, O_NONBLOCK);  // the handler never blocks
+    }
+    return interrupt_pipe[0];
+}
 
 /// lua.c's `lstop`: raises in the Lua code that was running when Ctrl-C came.
 static void stop_hook(lua_State *L, lua_Debug *ar) {
@@ -189,8 +261,17 @@ static void on_interrupt(int signal_number) {
     (void)signal_number;
     interrupt_received = 1;
     lua_State *L = running_state;
-    // lua.c's `laction`: lua_sethook is safe to call from a signal handler.
-    if (L != NULL) lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+    if (L == NULL) return;
+    // lua.c's `laction`: lua_sethook is safe to call from a signal handler. Code that never gets
+    // back to this Lua thread (a wait in Swift, a loop in a timer) is not stopped by the hook, so
+    // as in lua.c a second Ctrl-C ends the process.
+    signal(SIGINT, SIG_DFL);
+    lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+    if (interrupt_pipe[1] >= 0) {
+        char byte = 1;
+        ssize_t written = write(interrupt_pipe[1], &byte, 1);
+        (void)written;
+    }
 }
 
 void cedit_watch_interrupts(void) {
@@ -205,7 +286,10 @@ void cedit_watch_interrupts(void) {
 void cedit_set_running_state(lua_State *L) {
     lua_State *previous = running_state;
     running_state = L;
-    if (L == NULL && previous != NULL && lua_gethook(previous) == stop_hook) lua_sethook(previous, NULL, 0, 0);
+    if (L == NULL && previous != NULL) {
+        if (lua_gethook(previous) == stop_hook) lua_sethook(previous, NULL, 0, 0);
+        cedit_watch_interrupts();  // back from SIG_DFL if Ctrl-C came
+    }
 }
 
 int cedit_take_interrupt(void) {

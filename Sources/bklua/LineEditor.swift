@@ -43,9 +43,13 @@ final class LineEditor {
             }
             let (keyReady, workReady) = waitForKeyOrWork()
             if workReady {
-                cedit_hide_line()
+                cedit_capture_output()
+                // A callback stuck in a loop cannot be interrupted (it runs on a Lua thread of the
+                // loop's), but as while a command runs, a second Ctrl-C ends bklua.
+                cedit_set_running_state(loop.state.L)
                 loop.runDueWork()
-                cedit_show_line()
+                cedit_set_running_state(nil)
+                cedit_show_captured_output()
             }
             switch keyReady {
             case .none: continue

@@ -14,12 +14,14 @@ struct REPL {
     var stack: LuaStack { runner.stack }
     let editor: LineEditor?
     let history: History?
+    let interrupts: InterruptWatcher
 
     init(runner: Runner) {
         self.runner = runner
         // `-E` (registry LUA_NOENV, as lua.c sets it) also ignores BKLUA_HISTORY.
         let environment = runner.stack.rawGet(LuaStack.registryIndex, field: "LUA_NOENV") == .nil
         runner.stack.pop()
+        interrupts = InterruptWatcher(loop: runner.state.eventLoop)
         if isatty(0) != 0 && isatty(1) != 0 {
             let loop = EventLoopAtPrompt(state: runner.state)
             editor = LineEditor(loop: loop, completer: Completer(stack: runner.stack))

@@ -198,6 +198,17 @@ def timers_fire_at_the_prompt_without_garbling_the_line():
         s.send(" + 1\r")
         s.expect(r"\n> ")
         answer(s, "x", "13")
+        # Output without a newline still leaves the prompt on a row of its own; a timer that
+        # prints nothing leaves the screen alone.
+        answer(s, "bk.performBlock(function() io.write('partial') end, 0.3)", r"bk\.BlockHandle.*")
+        s.send("y = 1")
+        s.expect(r"partial\n> y = 1", timeout=10)
+        s.send("\r")
+        s.expect(r"\n> ")
+        answer(s, "u = bk.scheduledTimerWithTimeInterval(0.1, function() end, true)", None)
+        time.sleep(0.5)
+        answer(s, "u:invalidate()", None)
+        assert "> > " not in s.text, "a silent timer redrew the prompt:\n" + s.text
     finally:
         s.close()
 
@@ -217,6 +228,15 @@ def ctrl_c_interrupts_running_code_and_clears_the_line():
         s.send("\x03")  # at the prompt: the line is dropped
         s.expect(r"\n> ")
         answer(s, "2 + 2", "4")
+        if has("bk.run ~= nil and bk.scheduledTimerWithTimeInterval ~= nil"):
+            # bk.run waits in Swift, out of the debug hook's reach: Ctrl-C stops the loop too.
+            answer(s, "t = bk.scheduledTimerWithTimeInterval(0.2, function() end, true)", None)
+            s.send("bk.run()\r")
+            time.sleep(0.6)
+            s.send("\x03")
+            s.expect(r"interrupted!")
+            s.expect(r"\n> ")
+            answer(s, "t:invalidate()", None)
         s.send("for i = 1, 2 do\r")  # a multi-line chunk is dropped too
         s.expect(r"\n>> ")
         s.send("\x03")

@@ -38,6 +38,14 @@ void cedit_hide_line(void);
 /// Draws the prompt and the line being typed again (after cedit_hide_line and some output).
 void cedit_show_line(void);
 
+/// Sends what is written to stdout (and to stderr when it is the terminal) to a buffer: run
+/// the event loop's due work between this and cedit_show_captured_output.
+void cedit_capture_output(void);
+
+/// Ends the capture; if anything was written, it appears above the prompt and the line being
+/// typed is drawn again after it (nothing happens on screen otherwise).
+void cedit_show_captured_output(void);
+
 // MARK: - History
 
 void cedit_history_load(const char *path, int limit);
@@ -57,11 +65,15 @@ void cedit_add_completion(const char *candidate);
 
 /// Installs the SIGINT handler (no SA_RESTART: a wait at the prompt returns EINTR).
 void cedit_watch_interrupts(void);
-/// While `L` runs Lua code (NULL when it does not), Ctrl-C makes it raise "interrupted!".
-/// Setting NULL removes a stop hook that did not fire.
+/// While `L` runs Lua code (NULL when it does not), Ctrl-C makes it raise "interrupted!" and a
+/// second Ctrl-C ends the process (lua.c's behaviour). Setting NULL removes a stop hook that did
+/// not fire and arms the handler again.
 void cedit_set_running_state(lua_State *L);
 /// True once per Ctrl-C received since the last call.
 int cedit_take_interrupt(void);
+/// A descriptor that becomes readable when Ctrl-C interrupts running code (-1 on failure): a
+/// thread watching it can stop waits the debug hook cannot reach (the event loop in `bk.run`).
+int cedit_interrupt_descriptor(void);
 
 // MARK: - Lua helpers
 
