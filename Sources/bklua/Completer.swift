@@ -94,6 +94,11 @@ final class Completer {
                     stack.pop()
                 }
             }
+            if !functionsOnly, let object = stack.bridgedObject(at: current),
+               let bridged = type(of: object) as? any LuaBridged.Type {
+                // A bridged object's properties are read by its __index function: list them too.
+                found.formUnion(bridged.luaClass.properties.keys.filter { $0.hasPrefix(prefix) })
+            }
             guard let next = pushIndexTable(of: current) else { break }
             current = next
         }

@@ -177,6 +177,11 @@ def tab_completes_globals_fields_and_methods():
         answer(s, "obj:gre\t()", '"hi"', shown="obj:greet()")
         answer(s, "cfg = {inner = {value = 3}}", None)
         answer(s, "cfg.inner.val\t", "3", shown="cfg.inner.value")
+        if has("bk.scheduledTimerWithTimeInterval ~= nil"):
+            # A bridged object's properties and methods.
+            answer(s, "tm = bk.timerWithTimeInterval(1, print, false)", None)
+            answer(s, "tm.isVal\t", "true", shown="tm.isValid")
+            answer(s, "tm:inval\t()", None, shown="tm:invalidate()")
         answer(s, "s = 'x'", None)
         answer(s, "s:upp\t()", '"X"', shown="s:upper()")
     finally:
