@@ -32,7 +32,11 @@ static void line_handler(char *line) {
 static char **attempt_completion(const char *text, int start, int end);
 void cedit_hide_line(void);
 
+static int editing;  // a line is being edited (terminal in raw mode)
+static void restore_at_exit(void);
+
 void cedit_initialize(const char *program_name) {
+    atexit(restore_at_exit);
     // libedit decodes keys by LC_CTYPE: without a UTF-8 one, typed UTF-8 text is dropped. (Only
     // the character type changes: Lua's lexer and number formatting do not depend on it.)
     const char *ctype = setlocale(LC_CTYPE, "");
@@ -54,9 +58,13 @@ void cedit_begin_line(const char *prompt) {
     current_prompt = prompt;
     line_done = 0;
     rl_callback_handler_install(prompt, line_handler);
+    editing = 1;
 }
 
-void cedit_end_line(void) { rl_callback_handler_remove(); }
+void cedit_end_line(void) {
+    editing = 0;
+    rl_callback_handler_remove();
+}
 
 cedit_status cedit_read_key(void) {
     rl_callback_read_char();
@@ -178,6 +186,16 @@ void cedit_show_captured_output(void) {
         (void)written;
     }
     cedit_show_line();
+}
+
+/// `os.exit` from a timer at the prompt: show what it printed and leave the terminal as it was.
+static void restore_at_exit(void) {
+    if (saved_stdout >= 0) cedit_show_captured_output();
+    if (editing) {
+        fputs("\n", stdout);
+        fflush(stdout);
+        cedit_end_line();
+    }
 }
 
 // MARK: - History

@@ -252,6 +252,21 @@ def ctrl_c_interrupts_running_code_and_clears_the_line():
 
 
 @case
+def os_exit_in_a_block_at_the_prompt_keeps_its_output_and_status():
+    if not has("bk.performBlock ~= nil"):
+        print("  (skipped: no bk.performBlock in this build)")
+        return
+    s = start()
+    try:
+        answer(s, "bk.performBlock(function() print('bye'); os.exit(3) end, 0.3)", r"bk\.BlockHandle.*")
+        s.send("abc")
+        assert s.wait_exit() == 3, "exit status %r" % s.status
+        s.expect(r"bye\n> abc\n$")
+    finally:
+        s.close()
+
+
+@case
 def ctrl_d_exits_zero():
     s = start()
     try:
