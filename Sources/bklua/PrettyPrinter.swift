@@ -14,9 +14,26 @@ struct PrettyPrinter {
     var maxDepth = 6
     var maxEntries = 200
     var width = 78
+    /// ANSI colours by kind of value (terminal only).
+    var colors = false
+
+    /// What an atom is, for its colour.
+    enum Style {
+        case plain, string, number, constant, object
+
+        var code: String? {
+            switch self {
+            case .plain: nil
+            case .string: "32"    // green
+            case .number: "36"    // cyan
+            case .constant: "35"  // magenta: nil, booleans, null
+            case .object: "33"    // yellow: functions, userdata, threads
+            }
+        }
+    }
 
     indirect enum Node {
-        case atom(String)
+        case atom(String, Style)
         case table(pointer: UnsafeRawPointer, prefix: String, entries: [(key: String?, value: Node)], more: Bool)
         case reference(UnsafeRawPointer)
         case elided(prefix: String)
@@ -27,7 +44,7 @@ struct PrettyPrinter {
         var builder = TreeBuilder(printer: self)
         let last = stack.top
         let nodes = (first ... max(first, last)).filter { $0 <= last }.map { builder.node(at: $0, depth: 0) }
-        var renderer = Renderer(width: width, referenced: builder.referenced)
+        var renderer = Renderer(width: width, colors: colors, referenced: builder.referenced)
         return nodes.map { renderer.render($0, indent: 0) }.joined(separator: "\t")
     }
 
@@ -43,24 +60,24 @@ struct PrettyPrinter {
         mutating func node(at index: Int32, depth: Int) -> Node {
             let index = stack.absolute(index)
             switch stack.type(at: index) {
-            case .nil, .none: return .atom("nil")
-            case .boolean: return .atom(stack.toBool(index) ? "true" : "false")
+            case .nil, .none: return .atom("nil", .constant)
+            case .boolean: return .atom(stack.toBool(index) ? "true" : "false", .constant)
             case .number:
                 stack.pushCopy(of: index)
                 defer { stack.pop() }
-                return .atom(stack.toString(-1) ?? "?")
+                return .atom(stack.toString(-1) ?? "?", .number)
             case .string:
-                return .atom(printer.quotedString(at: index))
+                return .atom(printer.quotedString(at: index), .string)
             case .table:
                 return table(at: index, depth: depth)
             default:
-                if stack.isNull(index) { return .atom("null") }
-                return .atom(printer.protectedToString(index))
+                if stack.isNull(index) { return .atom("null", .constant) }
+                return .atom(printer.protectedToString(index), .object)
             }
         }
 
         private mutating func table(at index: Int32, depth: Int) -> Node {
-            guard let pointer = stack.toPointer(index) else { return .atom("table") }
+            guard let pointer = stack.toPointer(index) else { return .atom("table", .object) }
             var prefix = ""
             if stack.pushMetatable(of: index) {
                 let hasToString = stack.rawGet(-1, field: "__tostring") != .nil
@@ -74,7 +91,7 @@ struct PrettyPrinter {
                 } else if let name {
                     prefix = name
                 } else if hasToString {
-                    return .atom(printer.protectedToString(index))
+                    return .atom(printer.protectedToString(index), .object)
                 }
             }
             if shown.contains(pointer) {
@@ -252,12 +269,35 @@ struct PrettyPrinter {
 
     struct Renderer {
         let width: Int
+        let colors: Bool
         let referenced: Set<UnsafeRawPointer>
         var labels: [UnsafeRawPointer: Int] = [:]
 
-        init(width: Int, referenced: Set<UnsafeRawPointer>) {
+        init(width: Int, colors: Bool, referenced: Set<UnsafeRawPointer>) {
             self.width = width
+            self.colors = colors
             self.referenced = referenced
+        }
+
+        func paint(_ text: String, _ style: Style) -> String {
+            guard colors, let code = style.code else { return text }
+            return "\u{1B}[" + code + "m" + text + "\u{1B}[0m"
+        }
+
+        /// Columns `text` takes on screen (colour sequences take none).
+        static func visibleWidth(_ text: String) -> Int {
+            var width = 0
+            var inEscape = false
+            for scalar in text.unicodeScalars {
+                if inEscape {
+                    if scalar == "m" { inEscape = false }
+                } else if scalar == "\u{1B}" {
+                    inEscape = true
+                } else {
+                    width += 1
+                }
+            }
+            return width
         }
 
         mutating func label(_ pointer: UnsafeRawPointer) -> String {
@@ -270,7 +310,7 @@ struct PrettyPrinter {
 
         mutating func render(_ node: Node, indent: Int) -> String {
             switch node {
-            case .atom(let text): return text
+            case .atom(let text, let style): return paint(text, style)
             case .elided(let prefix): return prefix + "{...}"
             case .reference(let pointer):
                 if let number = labels[pointer] { return "<\(number)>" }
@@ -282,7 +322,7 @@ struct PrettyPrinter {
                 let items = entries.map { ($0.key.map { $0 + " = " } ?? "") + saved.render($0.value, indent: indent + 2) }
                     + (more ? ["..."] : [])
                 let oneLine = head + "{ " + items.joined(separator: ", ") + " }"
-                if !oneLine.contains("\n") && indent + oneLine.count <= width {
+                if !oneLine.contains("\n") && indent + Renderer.visibleWidth(oneLine) <= width {
                     self = saved
                     return oneLine
                 }

@@ -15,6 +15,8 @@ struct REPL {
     let editor: LineEditor?
     let history: History?
     let interrupts: InterruptWatcher
+    /// Colours in results: on a terminal, unless NO_COLOR is set (https://no-color.org) or TERM is dumb.
+    let colors: Bool
 
     init(runner: Runner) {
         self.runner = runner
@@ -22,6 +24,9 @@ struct REPL {
         let environment = runner.stack.rawGet(LuaStack.registryIndex, field: "LUA_NOENV") == .nil
         runner.stack.pop()
         interrupts = InterruptWatcher(loop: runner.state.eventLoop)
+        let noColor = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false
+        let dumb = getenv("TERM").map { String(cString: $0) == "dumb" } ?? true
+        colors = isatty(0) != 0 && isatty(1) != 0 && !noColor && !dumb
         if isatty(0) != 0 && isatty(1) != 0 {
             let loop = EventLoopAtPrompt(state: runner.state)
             editor = LineEditor(loop: loop, completer: Completer(stack: runner.stack))
@@ -95,8 +100,8 @@ struct REPL {
         let count = stack.top - base
         guard count > 0 else { return }
         if editor != nil {
-            StandardStreams.writeOutput(PrettyPrinter(stack: stack, width: terminalWidth() - 2)
-                .describe(from: base + 1) + "\n")
+            let printer = PrettyPrinter(stack: stack, width: terminalWidth() - 2, colors: colors)
+            StandardStreams.writeOutput(printer.describe(from: base + 1) + "\n")
             return
         }
         stack.pushGlobalTable()

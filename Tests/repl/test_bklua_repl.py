@@ -103,6 +103,23 @@ def tables_are_pretty_printed():
 
 
 @case
+def results_are_coloured_on_a_terminal_unless_no_color():
+    s = start()
+    try:
+        answer(s, "'s', 1, nil", r'"s"\t1\tnil')
+        assert b'\x1b[32m"s"\x1b[0m\t\x1b[36m1\x1b[0m\t\x1b[35mnil\x1b[0m' in s.data, s.data
+    finally:
+        s.close()
+    s = Session([BKLUA], env={"BKLUA_HISTORY": "", "NO_COLOR": "1"})
+    try:
+        s.expect(r"> ")
+        answer(s, "'s', 1", r'"s"\t1')
+        assert b'"s"\t1' in s.data, s.data
+    finally:
+        s.close()
+
+
+@case
 def a_multi_line_function_definition_works():
     s = start()
     try:
