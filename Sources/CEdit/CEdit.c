@@ -292,6 +292,29 @@ static void on_interrupt(int signal_number) {
     }
 }
 
+static volatile sig_atomic_t resized;
+
+static void on_resize(int signal_number) {
+    (void)signal_number;
+    resized = 1;
+}
+
+void cedit_watch_resizes(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_resize;
+    sigemptyset(&action.sa_mask);
+    // Reads in running Lua code go on after a resize; poll() at the prompt returns regardless.
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGWINCH, &action, NULL);
+}
+
+void cedit_apply_resize(void) {
+    if (!resized) return;
+    resized = 0;
+    rl_resize_terminal();
+}
+
 void cedit_watch_interrupts(void) {
     struct sigaction action;
     memset(&action, 0, sizeof action);

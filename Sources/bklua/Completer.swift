@@ -19,7 +19,7 @@ final class Completer {
     func candidates(for word: String) -> [String] {
         let base = stack.top
         defer { stack.top = base }
-        guard stack.ensureSpace(20) else { return [] }
+        guard stack.ensureSpace(48) else { return [] }
         let bytes = Array(word.utf8)
         guard let separator = bytes.lastIndex(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: ":") }) else {
             stack.pushGlobalTable()

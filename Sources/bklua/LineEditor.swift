@@ -26,6 +26,7 @@ final class LineEditor {
             }
         }, Unmanaged.passRetained(completer).toOpaque())  // lives as long as the process
         cedit_watch_interrupts()
+        cedit_watch_resizes()
     }
 
     /// Reads one line with `prompt`, running due work while waiting.
@@ -41,6 +42,7 @@ final class LineEditor {
                 StandardStreams.writeOutput("\n")
                 return .cancelled
             }
+            cedit_apply_resize()
             let (keyReady, workReady) = waitForKeyOrWork()
             if workReady {
                 cedit_capture_output()

@@ -162,6 +162,24 @@ def history_survives_a_restart():
 
 
 @case
+def history_keeps_the_last_thousand_entries():
+    path = os.path.join(scratch, "long-history")
+    with open(path, "w") as f:
+        f.write("_HiStOrY_V2_\n" + "".join("n\\040=\\040%d\n" % i for i in range(1500)))
+    s = start(history=path)
+    try:
+        answer(s, "last = 1", None)
+        s.send("\x04")
+        assert s.wait_exit() == 0
+    finally:
+        s.close()
+    entries = open(path).read().splitlines()[1:]
+    assert len(entries) == 1000, len(entries)
+    assert entries[-1] == "last\\040=\\0401", entries[-1]
+    assert entries[0] == "n\\040=\\040501", entries[0]
+
+
+@case
 def an_empty_history_variable_disables_history():
     path = os.path.join(scratch, "unused-history")
     s = Session([BKLUA], env={"BKLUA_HISTORY": "", "HOME": scratch})

@@ -46,6 +46,10 @@ void cedit_capture_output(void);
 /// typed is drawn again after it (nothing happens on screen otherwise).
 void cedit_show_captured_output(void);
 
+/// Notes terminal resizes (SIGWINCH); cedit_apply_resize tells libedit the new size.
+void cedit_watch_resizes(void);
+void cedit_apply_resize(void);
+
 // MARK: - History
 
 void cedit_history_load(const char *path, int limit);
