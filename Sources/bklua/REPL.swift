@@ -56,8 +56,12 @@ struct REPL {
 
     func readLine(firstLine: Bool) -> LineEditor.Input {
         if let editor { return editor.readLine(prompt: prompt(firstLine: firstLine)) }
+        // Plain lines: work already due runs between them, and other threads' blocks may enter
+        // Lua while the read waits.
+        let loop = EventLoopAtPrompt(state: runner.state)
+        if (loop.secondsUntilNextWork ?? 1) <= 0 { loop.runDueWork() }
         StandardStreams.writeOutput(prompt(firstLine: firstLine))
-        guard let line = Swift.readLine(strippingNewline: true) else { return .endOfInput }
+        guard let line = loop.waitOutsideLua({ Swift.readLine(strippingNewline: true) }) else { return .endOfInput }
         return .line(line)
     }
 
