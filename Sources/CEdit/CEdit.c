@@ -34,9 +34,16 @@ void cedit_hide_line(void);
 
 static int editing;  // a line is being edited (terminal in raw mode)
 static void restore_at_exit(void);
+/// The terminal, for libedit and the redrawing: stdout's descriptor is redirected at times (see
+/// "Output at the prompt"), this stream never is.
+static FILE *terminal;
 
 void cedit_initialize(const char *program_name) {
     atexit(restore_at_exit);
+    int terminal_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    terminal = terminal_fd >= 0 ? fdopen(terminal_fd, "w") : NULL;
+    if (terminal == NULL) terminal = stdout;
+    rl_outstream = terminal;
     // libedit decodes keys by LC_CTYPE: without a UTF-8 one, typed UTF-8 text is dropped. (Only
     // the character type changes: Lua's lexer and number formatting do not depend on it.)
     const char *ctype = setlocale(LC_CTYPE, "");
@@ -73,8 +80,8 @@ cedit_status cedit_read_key(void) {
     if (done == CEDIT_EOF) {
         // libedit has drawn the Ctrl-D as "^D": show the bare prompt, as lua.c leaves it.
         cedit_hide_line();
-        fputs(current_prompt, stdout);
-        fflush(stdout);
+        fputs(current_prompt, terminal);
+        fflush(terminal);
     }
     return (cedit_status)done;
 }
@@ -105,7 +112,7 @@ static size_t visible_width(const char *s, size_t n) {
 
 static int terminal_columns(void) {
     struct winsize size;
-    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+    if (ioctl(fileno(terminal), TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
     return 80;
 }
 
@@ -115,9 +122,9 @@ void cedit_hide_line(void) {
     if (rl_line_buffer != NULL && rl_point > 0) before += visible_width(rl_line_buffer, (size_t)rl_point);
     size_t rows_up = before / (size_t)terminal_columns();
     fflush(stdout);
-    if (rows_up > 0) fprintf(stdout, "\r\033[%zuA\033[J", rows_up);
-    else fputs("\r\033[J", stdout);
-    fflush(stdout);
+    if (rows_up > 0) fprintf(terminal, "\r\033[%zuA\033[J", rows_up);
+    else fputs("\r\033[J", terminal);
+    fflush(terminal);
 }
 
 void cedit_show_line(void) {
@@ -125,29 +132,97 @@ void cedit_show_line(void) {
     fflush(stderr);
     // libedit redraws from column 0 of the current row, where the output left the cursor.
     rl_forced_update_display();
-    fflush(stdout);
+    fflush(terminal);
 }
 
-// MARK: - Output of work done at the prompt
+// MARK: - Output at the prompt
+//
+// While the prompt waits, stdout and stderr (when it is the terminal) go to a pipe the wait also
+// watches: a block on another thread that prints wakes the prompt, and its output is shown above
+// the line. While the loop's due work runs on this thread, they go to a memory file instead (a
+// pipe nobody reads while the work runs could fill up and block it).
 
-static int capture_fd = -1;
 static int saved_stdout = -1, saved_stderr = -1;
+static int capturing_wait;  // which capture saved_stdout belongs to
+static int wait_pipe[2] = {-1, -1};
+static int work_file = -1;
 
-void cedit_capture_output(void) {
+static void redirect_output(int fd) {
     fflush(stdout);
     fflush(stderr);
-    if (capture_fd < 0) capture_fd = memfd_create("bklua-prompt-output", MFD_CLOEXEC);
-    if (capture_fd < 0 || ftruncate(capture_fd, 0) != 0 || lseek(capture_fd, 0, SEEK_SET) != 0) {
+    saved_stdout = dup(STDOUT_FILENO);
+    dup2(fd, STDOUT_FILENO);
+    if (isatty(STDERR_FILENO)) {  // a redirected stderr keeps its file
+        saved_stderr = dup(STDERR_FILENO);
+        dup2(fd, STDERR_FILENO);
+    }
+}
+
+static void restore_output(void) {
+    fflush(stdout);
+    fflush(stderr);
+    if (saved_stdout >= 0) {
+        dup2(saved_stdout, STDOUT_FILENO);
+        close(saved_stdout);
+        saved_stdout = -1;
+    }
+    if (saved_stderr >= 0) {
+        dup2(saved_stderr, STDERR_FILENO);
+        close(saved_stderr);
+        saved_stderr = -1;
+    }
+}
+
+/// Writes captured output above the prompt (once something came), then draws the line again.
+typedef struct {
+    int shown;
+    char last;
+} above_prompt;
+
+static void show_above_prompt(above_prompt *state, const char *bytes, size_t count) {
+    if (count == 0) return;
+    if (!state->shown) {
+        cedit_hide_line();
+        state->shown = 1;
+    }
+    fwrite(bytes, 1, count, terminal);
+    state->last = bytes[count - 1];
+}
+
+static void finish_above_prompt(above_prompt *state) {
+    if (!state->shown) return;  // nothing was printed: the line stays as it is
+    if (state->last != '\n') fputc('\n', terminal);  // the prompt starts a row of its own
+    fflush(terminal);
+    cedit_show_line();
+}
+
+int cedit_capture_while_waiting(void) {
+    if (wait_pipe[0] < 0) {
+        if (pipe2(wait_pipe, O_CLOEXEC) != 0) return -1;
+        fcntl(wait_pipe[0], F_SETFL, O_NONBLOCK);  // the writers block when it is full, not the reader
+    }
+    redirect_output(wait_pipe[1]);
+    capturing_wait = 1;
+    return wait_pipe[0];
+}
+
+void cedit_show_output_of_wait(void) {
+    restore_output();
+    capturing_wait = 0;
+    above_prompt state = {0, '\n'};
+    char buffer[8192];
+    ssize_t count;
+    while ((count = read(wait_pipe[0], buffer, sizeof buffer)) > 0) show_above_prompt(&state, buffer, (size_t)count);
+    finish_above_prompt(&state);
+}
+
+void cedit_capture_output(void) {
+    if (work_file < 0) work_file = memfd_create("bklua-prompt-output", MFD_CLOEXEC);
+    if (work_file < 0 || ftruncate(work_file, 0) != 0 || lseek(work_file, 0, SEEK_SET) != 0) {
         cedit_hide_line();  // no capture: erase the line in case something is written
         return;
     }
-    saved_stdout = dup(STDOUT_FILENO);
-    dup2(capture_fd, STDOUT_FILENO);
-    // stderr joins only when it is the terminal too (a redirected stderr keeps its file).
-    if (isatty(STDERR_FILENO)) {
-        saved_stderr = dup(STDERR_FILENO);
-        dup2(capture_fd, STDERR_FILENO);
-    }
+    redirect_output(work_file);
 }
 
 void cedit_show_captured_output(void) {
@@ -155,45 +230,26 @@ void cedit_show_captured_output(void) {
         cedit_show_line();
         return;
     }
-    fflush(stdout);
-    fflush(stderr);
-    dup2(saved_stdout, STDOUT_FILENO);
-    close(saved_stdout);
-    saved_stdout = -1;
-    if (saved_stderr >= 0) {
-        dup2(saved_stderr, STDERR_FILENO);
-        close(saved_stderr);
-        saved_stderr = -1;
-    }
-    off_t size = lseek(capture_fd, 0, SEEK_CUR);
-    if (size <= 0) return;  // nothing was printed: the line stays as it is
-    cedit_hide_line();
+    restore_output();
+    off_t size = lseek(work_file, 0, SEEK_CUR);
+    above_prompt state = {0, '\n'};
     char buffer[8192];
-    char last = '\n';
     for (off_t offset = 0; offset < size;) {
-        ssize_t count = pread(capture_fd, buffer, sizeof buffer, offset);
+        ssize_t count = pread(work_file, buffer, sizeof buffer, offset);
         if (count <= 0) break;
-        for (ssize_t done = 0; done < count;) {
-            ssize_t written = write(STDOUT_FILENO, buffer + done, (size_t)(count - done));
-            if (written <= 0) break;
-            done += written;
-        }
-        last = buffer[count - 1];
+        show_above_prompt(&state, buffer, (size_t)count);
         offset += count;
     }
-    if (last != '\n') {
-        ssize_t written = write(STDOUT_FILENO, "\n", 1);  // the prompt starts a row of its own
-        (void)written;
-    }
-    cedit_show_line();
+    finish_above_prompt(&state);
 }
 
-/// `os.exit` from a timer at the prompt: show what it printed and leave the terminal as it was.
+/// `os.exit` from a block at the prompt: show what it printed and leave the terminal as it was.
 static void restore_at_exit(void) {
-    if (saved_stdout >= 0) cedit_show_captured_output();
+    if (saved_stdout >= 0 && capturing_wait) cedit_show_output_of_wait();
+    else if (saved_stdout >= 0) cedit_show_captured_output();
     if (editing) {
-        fputs("\n", stdout);
-        fflush(stdout);
+        fputs("\n", terminal);
+        fflush(terminal);
         cedit_end_line();
     }
 }

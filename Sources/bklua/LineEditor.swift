@@ -75,25 +75,29 @@ final class LineEditor {
 
     /// Waits until stdin is readable or loop work is due; a signal ends the wait early.
     private func waitForKeyOrWork() -> (key: KeyState, work: Bool) {
-        var descriptors = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0)]
-        if let wakeup = loop.wakeupDescriptor {
-            descriptors.append(pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0))
-        }
         var timeout: Int32 = -1
         if let seconds = loop.secondsUntilNextWork {
             if seconds <= 0 { return (.none, true) }
             timeout = Int32(min((seconds * 1000).rounded(.up), 3_600_000))
         }
+        var descriptors = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0)]
+        if let wakeup = loop.wakeupDescriptor {
+            descriptors.append(pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0))
+        }
+        // What other threads print meanwhile wakes the wait too, and is shown above the line.
+        let output = cedit_capture_while_waiting()
+        if output >= 0 { descriptors.append(pollfd(fd: output, events: Int16(POLLIN), revents: 0)) }
         let count = descriptors.count
         let ready = loop.waitOutsideLua {
             descriptors.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t(count), timeout) }
         }
+        if output >= 0 { cedit_show_output_of_wait() }
         if ready < 0 { return (.none, false) }  // EINTR: the caller looks at the interrupt flag
         let events = descriptors[0].revents
         // A hung-up terminal stays "ready" with nothing to read: that is the end of input.
         let key: KeyState = events & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 ? .closed
             : events & Int16(POLLIN) != 0 ? .readable : .none
-        let woken = count > 1 && descriptors[1].revents != 0
+        let woken = loop.wakeupDescriptor != nil && descriptors[1].revents != 0
         let due = (loop.secondsUntilNextWork ?? 1) <= 0
         return (key, woken || due)
     }

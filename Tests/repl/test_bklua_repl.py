@@ -245,6 +245,14 @@ def timers_fire_at_the_prompt_without_garbling_the_line():
         s.expect(r"partial\n> y = 1", timeout=10)
         s.send("\r")
         s.expect(r"\n> ")
+        if has("bk.performBlockInBackground ~= nil"):
+            # Printed by a block on another thread while the prompt waits.
+            answer(s, "bk.performBlockInBackground(function() print('from afar') end, 0.4)", r"bk\.BlockHandle.*")
+            s.send("z = 5")
+            s.expect(r"from afar\n> z = 5", timeout=10)
+            s.send("\r")
+            s.expect(r"\n> ")
+            answer(s, "z", "5")
         answer(s, "u = bk.scheduledTimerWithTimeInterval(0.1, function() end, true)", None)
         time.sleep(0.5)
         answer(s, "u:invalidate()", None)

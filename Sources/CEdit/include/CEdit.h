@@ -38,6 +38,13 @@ void cedit_hide_line(void);
 /// Draws the prompt and the line being typed again (after cedit_hide_line and some output).
 void cedit_show_line(void);
 
+/// Sends what is written to stdout (and to stderr when it is the terminal) to a pipe while the
+/// prompt waits; returns the pipe's reading end for the wait to watch (-1 on failure: no capture).
+int cedit_capture_while_waiting(void);
+
+/// Ends that capture; what came is shown above the prompt and the line drawn again after it.
+void cedit_show_output_of_wait(void);
+
 /// Sends what is written to stdout (and to stderr when it is the terminal) to a buffer: run
 /// the event loop's due work between this and cedit_show_captured_output.
 void cedit_capture_output(void);
