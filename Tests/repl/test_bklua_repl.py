@@ -266,7 +266,8 @@ def ctrl_c_interrupts_running_code_and_clears_the_line():
     s = start()
     try:
         s.send("while true do end\r")
-        time.sleep(0.5)
+        s.expect(r"while true do end\n")
+        time.sleep(1)  # running by now (a second Ctrl-C would end bklua, as in lua5.4)
         s.send("\x03")
         s.expect(r"interrupted!")
         s.expect(r"\n> ")
@@ -280,7 +281,8 @@ def ctrl_c_interrupts_running_code_and_clears_the_line():
             # bk.run waits in Swift, out of the debug hook's reach: Ctrl-C stops the loop too.
             answer(s, "t = bk.scheduledTimerWithTimeInterval(0.2, function() end, true)", None)
             s.send("bk.run()\r")
-            time.sleep(0.6)
+            s.expect(r"bk\.run\(\)\n")
+            time.sleep(1)
             s.send("\x03")
             s.expect(r"interrupted!")
             s.expect(r"\n> ")
