@@ -5,6 +5,7 @@ Prints one line per case and "N passed, N failed"; exits non-zero on a failure.
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -134,6 +135,11 @@ def a_multi_line_function_definition_works():
         s.expect(r"^>> ")
         s.send("1, 2}\r")
         s.expect(r"^> ")
+        answer(s, "#t", "2")
+        s.send("for i = 1, 2 do\r")  # Ctrl-D on a `>>` line ends the chunk as it is
+        s.expect(r"\n>> ")
+        s.send("\x04")
+        s.expect(r"\nstdin:1: 'end' expected near <eof>\n> ")
         answer(s, "#t", "2")
     finally:
         s.close()
@@ -358,6 +364,7 @@ def main():
             failed += 1
             print("FAIL " + function.__name__)
             traceback.print_exc()
+    shutil.rmtree(scratch, ignore_errors=True)
     print("%d passed, %d failed" % (passed, failed))
     sys.exit(1 if failed else 0)
 
