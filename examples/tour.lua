@@ -97,3 +97,8 @@ local previous = bk.onError(function(message) print("reported:", message:match("
 bk.performBlock(function() error("a failing block does not stop the loop") end, 0.03)
 print("bk.run() ->", bk.run(), "pending:", bk.pending())
 bk.onError(previous)
+
+-- The bklua prompt: `scripts/bklua` with no script is an interactive Lua with the loop alive. Try
+--   t = bk.scheduledTimerWithTimeInterval(2, function() print("tick") end, true)
+-- and keep typing (the ticks print above your line), Tab after `string.fo` or `bk_ma`, a table as
+-- an expression (`{1, {x = 2}}`), and Ctrl-C on `while true do end`.
