@@ -79,20 +79,24 @@ struct REPL {
         case .endOfInput: return nil
         case .cancelled: return .cancelled
         }
+        let typed = line
         if line.hasPrefix("=") { line = "return " + line.dropFirst() }
-        if (try? stack.load("return " + line, name: "=stdin")) != nil { return .loaded(source: line) }
+        if (try? stack.load("return " + line, name: "=stdin")) != nil { return .loaded(source: typed) }
         var chunk = line
+        var source = typed  // as typed, for the history
         while true {
             do {
                 try stack.load(chunk, name: "=stdin")
-                return .loaded(source: chunk)
+                return .loaded(source: source)
             } catch {
-                guard REPL.isIncomplete(error) else { return .failed(error, source: chunk) }
+                guard REPL.isIncomplete(error) else { return .failed(error, source: source) }
                 switch readLine(firstLine: false) {
-                case .line(let more): chunk += "\n" + more
+                case .line(let more):
+                    chunk += "\n" + more
+                    source += "\n" + more
                 case .endOfInput:
                     if editor != nil { StandardStreams.writeOutput("\n") }  // off the `>>` prompt
-                    return .failed(error, source: chunk)
+                    return .failed(error, source: source)
                 case .cancelled: return .cancelled
                 }
             }

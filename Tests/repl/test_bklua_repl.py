@@ -151,6 +151,7 @@ def history_survives_a_restart():
     s = start(history=path)
     try:
         answer(s, "marker = 4242", None)
+        answer(s, "=marker + 1", "4243")
         s.send("\x04")
         assert s.wait_exit() == 0
     finally:
@@ -158,8 +159,11 @@ def history_survives_a_restart():
     assert "marker = 4242" in open(path).read().replace("\\040", " ")
     s = start(history=path)
     try:
-        s.send("\x1b[A")  # up arrow: the last line of the previous session
-        s.expect(r"marker = 4242")
+        s.send("\x1b[A")  # up arrow: the last line of the previous session, as typed
+        s.expect(r"=marker \+ 1")
+        time.sleep(0.2)
+        s.send("\x1b[A")  # the one before (libedit redraws only what changed: run it to see)
+        time.sleep(0.2)
         s.send("\r")
         s.expect(r"\n> ")
         answer(s, "marker", "4242")
