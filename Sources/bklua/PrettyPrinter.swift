@@ -118,7 +118,10 @@ struct PrettyPrinter {
             stack.pushNil()
             while stack.next(index) {
                 stack.pop()
-                if stack.isInteger(-1), let i = stack.toInteger(-1), i >= 1, i <= sequenceLength { continue }
+                if stack.isInteger(-1), let i = stack.toInteger(-1), i >= 1,
+                   i <= sequenceLength || sequenceLength > Int64(printer.maxEntries) {
+                    continue  // shown as the list part (or past its shown end, in "...")
+                }
                 if keys.count >= printer.maxEntries {
                     more = true
                     continue

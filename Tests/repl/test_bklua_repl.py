@@ -91,6 +91,10 @@ def tables_are_pretty_printed():
         # Long tables go on indented lines, keys sorted.
         s.send("{zeta = string.rep('z', 40), alpha = string.rep('a', 40), mid = {1, 2}}\r")
         s.expect(r'\n\{\n  alpha = "a{40}",\n  mid = \{ 1, 2 \},\n  zeta = "z{40}"\n\}\n> ')
+        # Long lists stop after 200 elements.
+        answer(s, "r = {}; for i = 1, 1000 do r[i] = i end", None)
+        s.send("r\r")
+        s.expect(r"\n  200,\n  \.\.\.\n\}\n> ")
         # Named metatables and __tostring.
         answer(s, "setmetatable({}, {__tostring = function() return 'custom!' end})", "custom!")
         answer(s, "setmetatable({1}, {__name = 'Point'})", re.escape("Point{ 1 }"))
