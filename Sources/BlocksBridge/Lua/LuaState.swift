@@ -8,6 +8,8 @@ public final class LuaState {
     /// The main thread's `lua_State *`.
     public let L: OpaquePointer
     let runtime: UnsafeMutablePointer<bk_runtime>
+    /// Owns `runtime`; shared with interrupt handles, which may outlive the state.
+    let runtimeStorage: LuaRuntimeStorage
     private let ownsState: Bool
     /// Per-state objects of the helper families (the loop, observation tables, ...), by type.
     private var extensions: [ObjectIdentifier: AnyObject] = [:]
@@ -15,15 +17,17 @@ public final class LuaState {
     /// Creates a state with Lua's standard libraries (unless `standardLibraries` is false) and the
     /// `bk` module loadable with `require "bk"`. `memoryLimit` caps Lua's memory in bytes (0: none).
     public init(standardLibraries: Bool = true, memoryLimit: Int = 0) throws(LuaError) {
-        let runtime = UnsafeMutablePointer<bk_runtime>.allocate(capacity: 1)
-        runtime.initialize(to: bk_runtime())
+        let storage = LuaRuntimeStorage()
+        let runtime = storage.pointer
         runtime.pointee.uses_bk_alloc = 1
+        // The host is a Swift frame: its pushes never fail; Lua code runs (bk_pcall) at depth 0.
+        runtime.pointee.swift_depth = 1
         guard let L = lua_newstate(bk_alloc, runtime) else {
-            runtime.deallocate()
             throw LuaError(kind: .memory, message: "not enough memory")
         }
         self.L = L
         self.runtime = runtime
+        self.runtimeStorage = storage
         self.ownsState = true
         runtime.pointee.swift_state = Unmanaged.passUnretained(self).toOpaque()
         bk_setdefaulthandlers(L)
@@ -43,7 +47,6 @@ public final class LuaState {
         extensions.removeAll()
         if ownsState { lua_close(L) }
         runtime.pointee.swift_state = nil
-        runtime.deallocate()
     }
 
     /// The main thread's stack.
@@ -67,6 +70,7 @@ public final class LuaState {
         let s = stack
         let base = s.top
         try s.load(code, name: name ?? code)
+        resetLimitsForOutermostRun()
         return try callChunk(base: base)
     }
 
@@ -76,6 +80,7 @@ public final class LuaState {
         let s = stack
         let base = s.top
         try s.loadFile(path)
+        resetLimitsForOutermostRun()
         return try callChunk(base: base)
     }
 
@@ -106,5 +111,22 @@ public final class LuaState {
 
     func release(registryRef id: Int32) {
         if id >= 0 { luaL_unref(L, bk_registryindex(), id) }
+    }
+}
+
+/// The C runtime data of a state (allocator accounting, limits), freed when the state and every
+/// interrupt handle are gone.
+final class LuaRuntimeStorage: @unchecked Sendable {
+    // Sendable: other threads only reach it through bk_interrupt, an atomic store.
+    let pointer: UnsafeMutablePointer<bk_runtime>
+
+    init() {
+        pointer = UnsafeMutablePointer<bk_runtime>.allocate(capacity: 1)
+        pointer.initialize(to: bk_runtime())
+    }
+
+    deinit {
+        pointer.deinitialize(count: 1)
+        pointer.deallocate()
     }
 }
