@@ -6,6 +6,8 @@ let package = Package(
     products: [
         .library(name: "BlocksBridge", targets: ["BlocksBridge"]),
         .executable(name: "bklua", targets: ["bklua"]),
+        // The bridge as a Lua C module: scripts/build-module copies libbk.so to bk.so for `require "bk"`.
+        .library(name: "bk", type: .dynamic, targets: ["BlocksBridge"]),
     ],
     targets: [
         // Lua 5.4 itself, from Debian's liblua5.4-dev (never vendored).
@@ -23,6 +25,13 @@ let package = Package(
             name: "bkbench",
             dependencies: ["BlocksBridge", "CLua", "CLuaShim"],
             path: "Benchmarks/bkbench"
+        ),
+        // An example host program: exposes a Swift object to a script (built and run by scripts/test).
+        .executableTarget(
+            name: "HostExample",
+            dependencies: ["BlocksBridge"],
+            path: "examples/host",
+            exclude: ["thermostat.lua"]
         ),
         .testTarget(
             name: "BlocksBridgeTests",

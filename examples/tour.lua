@@ -16,3 +16,84 @@ print("bad argument ->", err)
 -- 3. The helpers can be installed into any environment, e.g. a sandbox for a plugin.
 local env = bk.installGlobals({ print = print })
 print("installed into a plugin environment:", env.bk_version ~= nil)
+
+-- 4. Collections (BlocksKit's NSArray/NSDictionary/NSSet/... helpers). Plain tables work; kinds add methods.
+local numbers = bk.array { 1, 2, 3, 4, 5 }
+print("map:", table.concat(numbers:map(function(x) return x * x end), " "))
+print("select even:", table.concat(bk.select(numbers, function(x) return x % 2 == 0 end), " "))
+print("reduce sum:", numbers:reduce(0, function(acc, x) return acc + x end))
+print("any > 4:", numbers:any(function(x) return x > 4 end), " all > 0:", numbers:all(function(x) return x > 0 end))
+local ages = bk.dictionary { ann = 31, bob = 17, cy = 45 }
+local adults = ages:select(function(name, age) return age >= 18 end)
+print("adults:", adults.ann, adults.bob, adults.cy, "(" .. bk.kind(adults) .. ")")
+local tags = bk.set { "lua", "swift", "lua", "c" }
+print("set:", table.concat(tags, " "), "contains swift:", tags:contains("swift"))
+print("index set:", table.concat(bk.indexSet { 9, 3, 3, 0 }, " "))
+print("nil results are bk.null:", bk.map({ 1, 2 }, function(x) if x > 1 then return x end end)[1])
+numbers:performReject(function(x) return x > 3 end)
+print("performReject in place:", table.concat(numbers, " "))
+
+-- 5. Associated objects: attach values to any table, userdata, function or coroutine.
+local button = {}
+bk.associateValue(button, "title", "OK")
+bk.weaklyAssociateValue(button, "owner", { name = "window" })
+print("associated title:", bk.associatedValueForKey(button, "title"), "button unchanged:", next(button) == nil)
+collectgarbage()
+print("weak value after collection:", bk.associatedValueForKey(button, "owner"))
+
+-- 6. Invocations: a target and a block, called later; the target can be changed.
+local greet = bk.invocationWithTarget("world", function(name) return "hello, " .. name end)
+print(greet:invoke())
+greet.target = "Lua"
+print(greet:invoke())
+
+-- Dynamic delegates: a protocol, a "class" whose delegate property is dynamic, and block properties.
+local AlertDelegate = bk.protocol("TourAlertViewDelegate", {
+  ["alertView:clickedButtonAtIndex:"] = {},
+  alertViewShouldEnableFirstOtherButton = { returns = true, combine = "and" },
+})
+local Alert = {}
+Alert.__index = Alert
+function Alert.new(title) return setmetatable({ title = title }, Alert) end
+function Alert:click(i) return self.delegate:alertViewClickedButtonAtIndex(self, i) end
+bk.registerDynamicDelegate(Alert, AlertDelegate)
+bk.linkDelegateMethods(Alert, { bk_clickedBlock = "alertView:clickedButtonAtIndex:" })
+local alert = Alert.new("Save?")
+alert.bk_clickedBlock = function(a, i) return a.title .. " -> button " .. i end
+print("dynamic delegate:", alert:click(1))
+local logger = { alertViewClickedButtonAtIndex = function(self, a, i) print("  real delegate saw", i) end }
+alert.delegate = logger      -- the real delegate (held weakly: keep `logger`)
+print("both run:", alert:click(2))
+
+-- Foundation's XMLParser, driven by blocks on its dynamic delegate.
+local parser = bk.XMLParser([[<menu><item price="3">tea</item><item price="4">cake</item></menu>]])
+local total = 0
+parser.delegate:implementMethod("parser:didStartElement:namespaceURI:qualifiedName:attributes:",
+  function(p, name, uri, qname, attributes) total = total + (tonumber(attributes.price) or 0) end)
+print("XMLParser parsed:", parser:parse(), "total price", total)
+
+-- Event handlers on any table.
+local button = {}
+bk.addEventHandler(button, function(sender, x) print("tapped with", x) end, { "touchUpInside", "touchDown" })
+bk.sendActionsForControlEvents(button, "touchUpInside", 42)
+
+-- 7. Block execution and timers: delayed blocks, queues and timers run by the event loop, which
+--    bklua runs after the script until nothing is pending (bk.run() runs it from inside a script).
+local handle = bk.performBlock(function() print("never printed: cancelled") end, 0.05)
+handle:cancel()
+print("cancelled:", handle.isCancelled)
+bk.performBlock({ name = "window" }, function(obj) print("0.02 s later, with", obj.name) end, 0.02)
+local queue = bk.queue("tour")
+for i = 1, 3 do bk.performBlock(function() io.write("serial ", i, "\n") end, 0, queue) end
+local ticks = 0
+bk.scheduledTimerWithTimeInterval(0.01, function(timer)
+  ticks = ticks + 1
+  if ticks == 3 then
+    print("timer fired 3 times; invalidating it from its own block")
+    timer:invalidate()
+  end
+end, true)
+local previous = bk.onError(function(message) print("reported:", message:match("^[^\n]*")) end)
+bk.performBlock(function() error("a failing block does not stop the loop") end, 0.03)
+print("bk.run() ->", bk.run(), "pending:", bk.pending())
+bk.onError(previous)

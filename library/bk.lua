@@ -17,18 +17,435 @@ function bk.version() end
 
 -- Collections
 
+---A collection of a BlocksKit kind: a Lua table with the kind's metatable. List kinds keep their
+---elements at `c[1] .. c[#c]`. Every helper is also a method: `c:map(f)`, `c:bk_map(f)`.
+---@class bk.collection: table
+---@field count fun(self: bk.collection): integer
+---@class bk.array: bk.collection
+---@class bk.dictionary: bk.collection
+---@class bk.set: bk.collection
+---@field add fun(self: bk.set, v: any): boolean
+---@field remove fun(self: bk.set, v: any): boolean
+---@field contains fun(self: bk.set, v: any): boolean
+---@class bk.orderedSet: bk.set
+---@class bk.indexSet: bk.set
+
+---@alias bk.block fun(...: any): any
+
+---Marks `t` as an array in place (a new table when nil) and returns it.
+---@param t? table
+---@return bk.array
+function bk.array(t) end
+
+---Marks `t` as a dictionary in place (a new table when nil) and returns it.
+---@param t? table
+---@return bk.dictionary
+function bk.dictionary(t) end
+
+---A new set of the elements of `c` (a dictionary's values), first occurrence kept.
+---@param c? table
+---@return bk.set
+function bk.set(c) end
+
+---A new ordered set of the elements of `c`, first occurrence kept, in order.
+---@param c? table
+---@return bk.orderedSet
+function bk.orderedSet(c) end
+
+---A new index set: of the non-negative integers in `c`, or of `first .. first + count - 1`.
+---@param first table|integer|nil
+---@param count? integer defaults to 1
+---@return bk.indexSet
+function bk.indexSet(first, count) end
+
+---@param c table
+---@return "array"|"dictionary"|"set"|"orderedSet"|"indexSet"
+function bk.kind(c) end
+
+---A unique sentinel standing for nil where nil cannot be stored; `tostring(bk.null) == "null"`.
+---@type userdata
+bk.null = nil
+
+---Calls `f(value)` (dictionaries: `f(key, value)`) on every element, in order.
+---@param c table
+---@param f bk.block
+function bk.each(c, f) end
+
+---Like `each`; order not promised.
+---@param c table
+---@param f bk.block
+function bk.apply(c, f) end
+
+---The first element (dictionary: value) for which `f` is truthy, else nil.
+---@param c table
+---@param f bk.block
+---@return any
+function bk.match(c, f) end
+
+---A new collection of the same kind with the elements for which `f` is truthy.
+---@generic C: table
+---@param c C
+---@param f bk.block
+---@return C
+function bk.select(c, f) end
+
+---A new collection of the same kind with the elements for which `f` is falsy.
+---@generic C: table
+---@param c C
+---@param f bk.block
+---@return C
+function bk.reject(c, f) end
+
+---A new array of results (dictionaries: a new dictionary key -> result); nil results are `bk.null`.
+---@param c table
+---@param f bk.block
+---@return bk.array|bk.dictionary
+function bk.map(c, f) end
+
+---Folds `f(acc, value)` (dictionaries: `f(acc, key, value)`) from `initial`.
+---@param c table
+---@param initial any
+---@param f fun(acc: any, ...: any): any
+---@return any
+function bk.reduce(c, initial, f) end
+
+---Like `reduce`; `initial` and every result must be integers.
+---@param c table
+---@param initial integer
+---@param f fun(acc: integer, ...: any): integer
+---@return integer
+function bk.reduceInteger(c, initial, f) end
+
+---Like `reduce`; `initial` and every result must be numbers; returns a float.
+---@param c table
+---@param initial number
+---@param f fun(acc: number, ...: any): number
+---@return number
+function bk.reduceFloat(c, initial, f) end
+
+---True when `f` is truthy for some element (stops at the first).
+---@param c table
+---@param f bk.block
+---@return boolean
+function bk.any(c, f) end
+
+---True when `f` is truthy for no element (stops at the first truthy one).
+---@param c table
+---@param f bk.block
+---@return boolean
+function bk.none(c, f) end
+
+---True when `f` is truthy for every element (stops at the first falsy one).
+---@param c table
+---@param f bk.block
+---@return boolean
+function bk.all(c, f) end
+
+---True when both have the same count and `f(c[i], other[i])` holds for every i (dictionaries: by key).
+---@param c table
+---@param other table
+---@param f fun(a: any, b: any): any
+---@return boolean
+function bk.corresponds(c, other, f) end
+
+---Keeps in `c` the elements for which `f` is truthy, in place; returns `c`.
+---@generic C: table
+---@param c C
+---@param f bk.block
+---@return C
+function bk.performSelect(c, f) end
+
+---Removes from `c` the elements for which `f` is truthy, in place; returns `c`.
+---@generic C: table
+---@param c C
+---@param f bk.block
+---@return C
+function bk.performReject(c, f) end
+
+---Replaces each element of `c` with `f`'s result, in place (nil: `bk.null`); returns `c`.
+---@generic C: table
+---@param c C
+---@param f bk.block
+---@return C
+function bk.performMap(c, f) end
+
 -- Associated objects
+
+---@alias bk.object table|userdata|function|thread
+
+---Associates `value` with `obj` under `key` (nil removes it). Never keeps `obj` alive.
+---@param obj bk.object
+---@param key any
+---@param value any
+function bk.associateValue(obj, key, value) end
+
+---Same as `associateValue` (a Lua state runs one thread at a time).
+---@param obj bk.object
+---@param key any
+---@param value any
+function bk.atomicallyAssociateValue(obj, key, value) end
+
+---Associates a shallow copy of a table `value` (other values as they are).
+---@param obj bk.object
+---@param key any
+---@param value any
+function bk.associateCopyOfValue(obj, key, value) end
+
+---Same as `associateCopyOfValue`.
+---@param obj bk.object
+---@param key any
+---@param value any
+function bk.atomicallyAssociateCopyOfValue(obj, key, value) end
+
+---Associates `value` without keeping it alive; reads nil once it is collected.
+---@param obj bk.object
+---@param key any
+---@param value any
+function bk.weaklyAssociateValue(obj, key, value) end
+
+---@param obj bk.object
+---@param key any
+---@return any
+function bk.associatedValueForKey(obj, key) end
+
+---Removes every association of `obj`.
+---@param obj bk.object
+function bk.removeAllAssociatedObjects(obj) end
 
 -- Invocation
 
+---@class bk.Invocation: userdata
+---@field target any settable
+---@field block fun(target: any, ...: any): ...
+---@field invoke fun(self: bk.Invocation, ...: any): ... returns block(target, ...)
+
+---An invocation of `f` on `target`; `inv:invoke()` returns `f(inv.target)`.
+---@param target any
+---@param f fun(target: any, ...: any): ...
+---@return bk.Invocation
+function bk.invocationWithTarget(target, f) end
+
 -- Block execution
 
+---A queue blocks run on: `bk.mainQueue` (the loop's thread), `bk.backgroundQueue`, or `bk.queue(...)`.
+---@class bk.Queue
+---@field label string
+---@field isConcurrent boolean
+---@field isMain boolean
+
+---A scheduled block.
+---@class bk.BlockHandle
+---@field isCancelled boolean
+---@field isFinished boolean
+---@field queue bk.Queue
+local BlockHandle = {}
+---The block will not run; after it ran, or a second time, does nothing.
+function BlockHandle:cancel() end
+
+---The loop's own queue: blocks run on the thread running `bk.run`.
+---@type bk.Queue
+bk.mainQueue = nil
+---Dispatch's global concurrent queue: blocks run on worker threads.
+---@type bk.Queue
+bk.backgroundQueue = nil
+
+---Runs `f(obj)` (or `f()`) after `delay` seconds on `queue` (default `bk.mainQueue`).
+---@overload fun(f: function, delay: number, queue?: bk.Queue): bk.BlockHandle
+---@param obj any
+---@param f fun(obj: any)
+---@param delay number seconds; negative means now
+---@param queue? bk.Queue
+---@return bk.BlockHandle
+function bk.performBlock(obj, f, delay, queue) end
+
+---`bk.performBlock` on `bk.backgroundQueue`.
+---@overload fun(f: function, delay: number): bk.BlockHandle
+---@param obj any
+---@param f fun(obj: any)
+---@param delay number
+---@return bk.BlockHandle
+function bk.performBlockInBackground(obj, f, delay) end
+
+---Same as `handle:cancel()`.
+---@param handle bk.BlockHandle
+function bk.cancelBlock(handle) end
+
+---A new serial (default) or concurrent queue.
+---@param label string
+---@param kind? "serial"|"concurrent"
+---@return bk.Queue
+function bk.queue(label, kind) end
+
+---Runs the loop until nothing is pending (true), `bk.stop()` (false) or `seconds` passed (false).
+---@param seconds? number
+---@return boolean idle
+function bk.run(seconds) end
+
+---Ends the innermost running `bk.run`.
+function bk.stop() end
+
+---How many blocks and timers keep `bk.run` alive.
+---@return integer
+function bk.pending() end
+
+---Sets the handler for errors in callbacks (`f(messageWithTraceback)`); returns the previous one.
+---`nil` restores the default (stderr); no argument only reads.
+---@param f? fun(message: string)
+---@return fun(message: string)|nil previous
+function bk.onError(f) end
+
+---Seconds on a monotonic clock.
+---@return number
+function bk.now() end
+
+---The calling OS thread's id.
+---@return integer
+function bk.threadId() end
+
 -- Timers
+
+---A timer on the loop.
+---@class bk.Timer
+---@field isValid boolean
+---@field timeInterval number
+---@field repeats boolean
+local Timer = {}
+---Stops the timer for good (also from inside its own block).
+function Timer:invalidate() end
+---Runs the block now; a non-repeating timer is then invalid.
+function Timer:fire() end
+---Starts a timer made by `bk.timerWithTimeInterval`.
+---@return bk.Timer
+function Timer:schedule() end
+
+---A timer already on the loop: `f(timer)` after `interval` seconds, repeatedly when `repeats`.
+---@param interval number seconds (at least 0.1 ms)
+---@param f fun(timer: bk.Timer)
+---@param repeats? boolean default false
+---@return bk.Timer
+function bk.scheduledTimerWithTimeInterval(interval, f, repeats) end
+
+---A timer that starts on `timer:schedule()`.
+---@param interval number
+---@param f fun(timer: bk.Timer)
+---@param repeats? boolean
+---@return bk.Timer
+function bk.timerWithTimeInterval(interval, f, repeats) end
 
 -- Observation
 
 -- Dynamic delegates
 
+---A delegate protocol (`bk.protocol`).
+---@class bk.Protocol
+---@field name string
+---@field methods table<string, {required: boolean, returns: any, combine: "and"|"or"|nil}>
+
+---The one dynamic delegate of an object for a protocol. Also has the protocol's methods.
+---@class bk.DynamicDelegate
+---@field realDelegate table|userdata|nil weak
+---@field protocol bk.Protocol
+local DynamicDelegate = {}
+---@param name string method name or selector
+---@param f function
+function DynamicDelegate:implementMethod(name, f) end
+---@param name string
+function DynamicDelegate:removeBlockImplementationForMethod(name) end
+---@param name string
+---@return function|nil
+function DynamicDelegate:blockImplementationForMethod(name) end
+---@param name string
+---@return boolean
+function DynamicDelegate:respondsToSelector(name) end
+
+---Foundation's XMLParser with a dynamic `XMLParserDelegate`.
+---@class bk.XMLParser
+---@field delegate bk.DynamicDelegate reading gives the dynamic delegate; assigning sets the real one
+---@field shouldProcessNamespaces boolean
+---@field shouldReportNamespacePrefixes boolean
+---@field parserError string|nil
+---@field lineNumber integer
+---@field columnNumber integer
+local XMLParser = {}
+---@return boolean parsed
+function XMLParser:parse() end
+function XMLParser:abortParsing() end
+
+---Declares a delegate protocol (or, without `methods`, returns the registered one).
+---@param name string
+---@param methods? table<string|integer, {required?: boolean, returns?: any, combine?: "and"|"or"}|true|string>
+---@return bk.Protocol
+function bk.protocol(name, methods) end
+
+---The dynamic delegate of `obj` for its class's delegate protocol.
+---@param obj table|userdata
+---@return bk.DynamicDelegate
+function bk.dynamicDelegate(obj) end
+
+---The dynamic delegate of `obj` for its class's data source protocol.
+---@param obj table|userdata
+---@return bk.DynamicDelegate
+function bk.dynamicDataSource(obj) end
+
+---@param obj table|userdata
+---@param protocol bk.Protocol|string
+---@return bk.DynamicDelegate
+function bk.dynamicDelegateForProtocol(obj, protocol) end
+
+---@param dd bk.DynamicDelegate
+---@param name string method name or selector
+---@param f function gets the method's arguments
+function bk.implementMethod(dd, name, f) end
+
+---@param dd bk.DynamicDelegate
+---@param name string
+function bk.removeBlockImplementationForMethod(dd, name) end
+
+---@param dd bk.DynamicDelegate
+---@param name string
+---@return function|nil
+function bk.blockImplementationForMethod(dd, name) end
+
+---@param dd bk.DynamicDelegate
+---@param name string
+---@return boolean
+function bk.respondsToSelector(dd, name) end
+
+---`obj[property]` on instances of `class` gives the dynamic delegate; assigning sets the real one.
+---@param class table the instances' metatable
+---@param protocol bk.Protocol|string
+---@param property? string default "delegate"
+function bk.registerDynamicDelegate(class, protocol, property) end
+
+---Block properties backed by delegate methods: `{bk_willShowBlock = "willPresentAlertView"}`.
+---@param class table
+---@param map table<string, string>
+function bk.linkDelegateMethods(class, map) end
+
+---@param xmlString string
+---@return bk.XMLParser
+function bk.XMLParser(xmlString) end
+
 -- Event handlers
+
+---@param obj table|userdata
+---@param f fun(obj: any, ...: any)
+---@param events string|string[]
+function bk.addEventHandler(obj, f, events) end
+
+---@param obj table|userdata
+---@param events? string|string[] default: every handler
+function bk.removeEventHandlersForControlEvents(obj, events) end
+
+---@param obj table|userdata
+---@param events string|string[]
+---@return boolean
+function bk.hasEventHandlersForControlEvents(obj, events) end
+
+---Calls `f(obj, ...)` for each handler of any of the events; returns how many ran without error.
+---@param obj table|userdata
+---@param events string|string[]
+---@return integer
+function bk.sendActionsForControlEvents(obj, events, ...) end
 
 return bk

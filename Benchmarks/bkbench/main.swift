@@ -21,6 +21,9 @@ let scale = quick ? 10 : 1
 do {
     let benchmarks: [Benchmark] = [
         try callOverheadBenchmark(calls: 10_000_000 / scale),
+        try delayedBlocksBenchmark(count: 100_000 / scale),
+        try scheduleCancelBenchmark(count: 1_000_000 / scale),
+        try dynamicDelegateBenchmark(calls: 1_000_000 / scale),
     ]
     try runBenchmarks(benchmarks, rounds: rounds, filter: filter)
 } catch {

@@ -72,11 +72,30 @@ const char *bk_pushtypeerror(lua_State *L, int arg, const char *expected, const 
     return msg;
 }
 
+// The exported Swift functions running on this OS thread, innermost first: host calls made from
+// inside one run on its Lua thread (a coroutine stays on that coroutine).
+typedef struct bk_frame {
+    bk_runtime *rt;
+    lua_State *L;
+    struct bk_frame *outer;
+} bk_frame;
+
+static _Thread_local bk_frame *bk_innermost_frame = NULL;
+
+lua_State *bk_current_thread(bk_runtime *rt) {
+    for (bk_frame *frame = bk_innermost_frame; frame != NULL; frame = frame->outer)
+        if (frame->rt == rt) return frame->L;
+    return NULL;
+}
+
 int bk_trampoline(lua_State *L) {
     bk_function *f = (bk_function *)lua_touserdata(L, lua_upvalueindex(1));
     bk_runtime *rt = f->rt;
     rt->swift_depth++;
+    bk_frame frame = { rt, L, bk_innermost_frame };
+    bk_innermost_frame = &frame;
     int n = bk_swift_call(L, f->body, rt);
+    bk_innermost_frame = frame.outer;
     rt->swift_depth--;
     // Swift has returned: from here on raising is safe.
     if (rt->memory_limit != 0 && rt->swift_depth == 0 && rt->bytes_in_use > rt->memory_limit) {
@@ -266,4 +285,19 @@ void bk_write_stderr(const char *s, size_t n) {
     fflush(stdout);  // keep stdout and stderr in the order they were written
     fwrite(s, 1, n, stderr);
     fflush(stderr);
+}
+
+// MARK: - Loading as a C module (stock lua5.4: require "bk")
+
+lua_State *bk_mainthread(lua_State *L) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+    lua_State *main = lua_tothread(L, -1);
+    lua_pop(L, 1);
+    return main;
+}
+
+int luaopen_bk(lua_State *L) {
+    int n = bk_open_module(L);
+    if (n < 0) return lua_error(L);
+    return n;
 }

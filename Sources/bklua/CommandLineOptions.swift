@@ -4,6 +4,7 @@ struct CommandLineOptions {
     var version = false       // -v (also implied by -i)
     var executes = false      // -e seen
     var ignoreEnvironment = false  // -E
+    var help = false          // --help (not a lua.c option: only as the first argument)
     /// Index in `argv` of the script (argv.count when there is none).
     var scriptIndex: Int
     /// Index in `argv` of the bad option, when parsing failed.
@@ -30,6 +31,7 @@ struct CommandLineOptions {
             let hasExtra = arg.count > 2
             switch option {
             case UInt8(ascii: "-"):
+                if i == 1, argv[i] == "--help" { help = true; return }
                 if hasExtra {
                     guard parseSandboxOption(argv, at: &i) else { badOption = i; return }
                     i += 1

@@ -34,6 +34,10 @@ func bkluaMain() -> Int32 {
 func protectedMain(state: LuaState, argv: [String], progname: String) -> Int32 {
     let options = CommandLineOptions(argv)
     let runner = Runner(progname: progname, argv: argv, state: state)
+    if options.help {
+        Help.print(progname: progname)
+        return 0
+    }
     if let bad = options.badOption {
         runner.printUsage(badOption: argv[bad])
         return 1
@@ -64,14 +68,18 @@ func protectedMain(state: LuaState, argv: [String], progname: String) -> Int32 {
     if options.hasScript, !runner.handleScript(at: options.scriptIndex) { return 1 }
     if options.interactive {
         REPL(runner: runner).run()
+        return 0
     } else if !options.hasScript && !options.executes && !options.version {
         if isatty(0) != 0 {
             Runner.printVersion()
             REPL(runner: runner).run()
+            return 0
         } else if !runner.doFile(nil) {
             return 1
         }
     }
+    // Like a Node.js process: after the script, the event loop runs until nothing is pending.
+    state.eventLoop.run()
     return 0
 }
 

@@ -182,9 +182,10 @@ private func makeState() throws -> LuaState {
 
     @Test func referenceDeinitFreesTheValue() throws {
         let state = try LuaState()
-        try state.run("probe = setmetatable({}, {__mode = 'v'}); probe[1] = {}")
+        // No automatic GC step between making the value and referencing it (a weak entry could go).
+        try state.run("collectgarbage('stop'); probe = setmetatable({}, {__mode = 'v'}); probe[1] = {}")
         var values: [LuaValue]? = try state.run("return probe[1]")
-        try state.run("collectgarbage()")
+        try state.run("collectgarbage('restart'); collectgarbage()")
         #expect(try state.run("return probe[1] ~= nil").first?.description == "true")
         values = nil
         _ = values

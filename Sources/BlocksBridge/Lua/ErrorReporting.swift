@@ -14,6 +14,9 @@ extension LuaStack {
     /// plus `results` values on success.
     @discardableResult
     public func callReportingErrors(arguments: Int32, results: Int32) -> Bool {
+        let lock = state.lock
+        lock.lock()
+        defer { lock.unlock() }
         let functionIndex = top - arguments
         bk_pushcfunction(L, bk_traceback)
         insert(at: functionIndex)

@@ -25,6 +25,9 @@ extension LuaStack {
     /// Calls the function below its `arguments` with a traceback handler; a failure becomes a
     /// Swift `LuaError` (the stack is left as before the function was pushed).
     public func call(arguments: Int32, results: Int32) throws(LuaError) {
+        let lock = state.lock
+        lock.lock()
+        defer { lock.unlock() }
         let functionIndex = top - arguments
         bk_pushcfunction(L, bk_traceback)
         insert(at: functionIndex)

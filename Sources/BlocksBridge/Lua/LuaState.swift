@@ -3,7 +3,8 @@ import CLuaShim
 
 /// An owning Lua state with the bridge installed: `require "bk"` works in it.
 ///
-/// Not thread-safe: use a state from one thread at a time.
+/// Not thread-safe: use a state from one thread at a time, or hold `lock` (the entries into Lua,
+/// `run`, `call`, `callReportingErrors`, take it themselves).
 public final class LuaState {
     /// The main thread's `lua_State *`.
     public let L: OpaquePointer
@@ -13,6 +14,8 @@ public final class LuaState {
     private let ownsState: Bool
     /// Per-state objects of the helper families (the loop, observation tables, ...), by type.
     private var extensions: [ObjectIdentifier: AnyObject] = [:]
+    /// Taken around every entry into Lua, so background blocks never run Lua beside this thread.
+    public let lock = StateLock()
 
     /// Creates a state with Lua's standard libraries (unless `standardLibraries` is false) and the
     /// `bk` module loadable with `require "bk"`. `memoryLimit` caps Lua's memory in bytes (0: none).
@@ -34,6 +37,23 @@ public final class LuaState {
         BKModule.register(in: stack)
         if standardLibraries { try openStandardLibraries() }
         runtime.pointee.memory_limit = memoryLimit
+    }
+
+    /// A bridge state over a `lua_State` someone else made and will close (stock `lua5.4` loading
+    /// `bk.so`): installs the `bk` module in it and owns nothing. Lua's own allocator stays, so
+    /// there is no memory cap. The caller keeps this object alive as long as Lua may call `bk`.
+    public init(borrowing L: OpaquePointer) {
+        // The state lives on after this object: `bk` functions still hold the runtime pointer,
+        // so it is never freed.
+        let storage = LuaRuntimeStorage()
+        _ = Unmanaged.passRetained(storage)
+        let runtime = storage.pointer
+        self.L = bk_mainthread(L) ?? L
+        self.runtime = runtime
+        self.runtimeStorage = storage
+        self.ownsState = false
+        runtime.pointee.swift_state = Unmanaged.passUnretained(self).toOpaque()
+        BKModule.register(in: stack)
     }
 
     /// Opens Lua's standard libraries (for states created without them, e.g. to set

@@ -2,5 +2,12 @@ extension BKModule {
     /// Every library of the module. A new family adds its one line here.
     public static let libraries: [BKLibrary] = [
         .core,
+        .collections,
+        .associatedObjects,
+        .invocation,
+        .blockExecution,
+        .timers,
+        .dynamicDelegates,
+        .eventHandlers,
     ]
 }

@@ -16,6 +16,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 #include <stddef.h>
+#include "CLuaShimLoop.h"  // the event loop's system calls
 
 // MARK: - Per-state runtime data shared by C and Swift
 
@@ -103,6 +104,20 @@ int bk_opensafelibs(lua_State *L);
 /// Writes to the C stdio streams Lua's own `print` and `io.stderr` use (so output keeps its order).
 void bk_write_stdout(const char *s, size_t n);
 void bk_write_stderr(const char *s, size_t n);
+
+/// The Lua thread running the innermost exported Swift function of `rt`'s state on this OS thread,
+/// or NULL when none is running here.
+lua_State *bk_current_thread(bk_runtime *rt);
+
+/// The main thread of the state `L` belongs to.
+lua_State *bk_mainthread(lua_State *L);
+
+/// Implemented in Swift: builds the `bk` module in a state made by someone else (stock lua5.4) and
+/// pushes it; returns 1, or -1 with an error message on top.
+extern int bk_open_module(lua_State *L);
+
+/// The entry point `require "bk"` finds in bk.so. Errors are raised here, after Swift returned.
+int luaopen_bk(lua_State *L);
 
 // MARK: - Macros as functions
 

@@ -1,0 +1,115 @@
+import CLua
+import CLuaShim
+
+/// `bk.array`, `bk.dictionary` (mark a table in place), `bk.set`, `bk.orderedSet`, `bk.indexSet`
+/// (build a new one), `bk.kind`, and the kinds' own methods (`count`, `add`, `remove`, `contains`).
+enum CollectionConstructors {
+    /// array(t) / dictionary(t): sets the kind's metatable on `t` (a new table when nil); returns it.
+    /// A table with a metatable of its own is refused rather than silently losing it.
+    static func mark(_ stack: LuaStack, as kind: CollectionKind) throws(LuaRaise) -> Int32 {
+        if stack.isNoneOrNil(1) {
+            stack.top = 0
+            stack.pushNewTable()
+        } else {
+            try stack.checkTable(1)
+            stack.top = 1
+            try stack.argCheck(!stack.hasForeignMetatable(1), 1, "table already has a metatable")
+        }
+        stack.mark(1, as: kind)
+        return 1
+    }
+
+    /// set(list) / orderedSet(list): a new set of the elements of any collection (a dictionary's
+    /// values), first occurrence kept, in order.
+    static func makeSet(_ stack: LuaStack, kind: CollectionKind) throws(LuaRaise) -> Int32 {
+        let source: CollectionKind? = stack.isNoneOrNil(1) ? nil : try stack.checkCollection(1)
+        let set = CollectionBuilder(stack, kind: kind)
+        if let source {
+            CollectionAlgorithms.each(LuaCollection(stack, 1, kind: source)) { entry in
+                stack.setAdd(set.table, members: set.members, value: entry.value)
+            }
+        }
+        set.finish()
+        return 1
+    }
+
+    /// indexSet(list) or indexSet(first [, count = 1]).
+    static func makeIndexSet(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
+        var indexes: [Int64] = []
+        if stack.type(at: 1) == .number {
+            let first = try stack.checkInteger(1)
+            let count = try stack.optInteger(2, default: 1)
+            try stack.argCheck(first >= 0, 1, "index must be non-negative")
+            try stack.argCheck(count >= 0, 2, "count must be non-negative")
+            try stack.argCheck(count <= Int64(Int32.max) && first <= Int64.max - count, 2, "count too large")
+            indexes = Array(first ..< first + count)
+        } else if !stack.isNoneOrNil(1) {
+            let kind = try stack.checkCollection(1)
+            var bad: Int64 = 0
+            CollectionAlgorithms.match(LuaCollection(stack, 1, kind: kind), { entry in
+                guard let value = stack.indexValue(entry.value) else { return true }
+                indexes.append(value)
+                return false
+            }, found: { entry in
+                bad = entry.position
+            })
+            if bad != 0 {
+                stack.rawGet(1, bad)
+                let described = stack.describeIndex(-1)
+                throw .argument(1, "non-negative integers expected, got \(described) at position \(bad)")
+            }
+        }
+        stack.top = 0
+        stack.pushNewCollection(.indexSet, arrayCount: Int32(clamping: indexes.count))
+        stack.writeIndexSet(1, indexes)
+        return 1
+    }
+
+    static func kind(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
+        stack.push(try stack.checkCollection(1).name)
+        return 1
+    }
+
+    // MARK: Methods of the kinds (not in the bk table)
+
+    static func count(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
+        let kind = try stack.checkCollection(1)
+        stack.push(stack.collectionCount(1, kind: kind))
+        return 1
+    }
+
+    /// add / remove / contains on sets, ordered sets and index sets.
+    enum Membership { case add, remove, contains }
+
+    static func membership(_ stack: LuaStack, _ operation: Membership) throws(LuaRaise) -> Int32 {
+        let kind = try stack.checkCollection(1)
+        try stack.checkAny(2)
+        stack.top = 2
+        switch kind {
+        case .set, .orderedSet:
+            stack.pushMembers(of: 1)
+            guard stack.type(at: 3) == .table else { throw .type(1, expected: "set") }
+            switch operation {
+            case .add:
+                try stack.argCheck(!stack.isNoneOrNil(2), 2, "element must not be nil")
+                stack.push(stack.setAdd(1, members: 3, value: 2))
+            case .remove: stack.push(stack.setRemove(1, members: 3, value: 2))
+            case .contains: stack.push(stack.setContains(members: 3, value: 2))
+            }
+        case .indexSet:
+            let value = stack.indexValue(2)
+            switch operation {
+            case .add:
+                guard let value else {
+                    throw .argument(2, "non-negative integer expected, got \(stack.describeIndex(2))")
+                }
+                stack.push(stack.indexSetAdd(1, value))
+            case .remove: stack.push(value.map { stack.indexSetRemove(1, $0) } ?? false)
+            case .contains: stack.push(value.map { stack.indexSetSearch(1, $0).found } ?? false)
+            }
+        case .array, .dictionary:
+            throw .type(1, expected: "set")
+        }
+        return 1
+    }
+}

@@ -1,0 +1,165 @@
+import CLua
+import CLuaShim
+
+/// The non-mutating collection helpers exported to Lua: `bk.each(c, f)` and friends.
+///
+/// Each checks its arguments, pushes one message handler, then runs the shared algorithm from
+/// `CollectionAlgorithms` over a `LuaCollection` walk, calling the block per element with
+/// `callBlock` (a block error stops the helper and reaches the caller with its traceback).
+enum CollectionHelpers {
+    static func each(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
+        let kind = try stack.checkCollection(1)
+        let block = try LuaBlock(stack, argument: 2)
+        try CollectionAlgorithms.each(LuaCollection(stack, 1, kind: kind, callee: block.function), block.call)
+        return 0
+    }
+
+    static func match(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
+        let kind = try stack.checkCollection(1)
+        let block = try LuaBlock(stack, argument: 2)
+        stack.pushNil()
+        let result = stack.top
+        try CollectionAlgorithms.match(LuaCollection(stack, 1, kind: kind), block.test) { entry in
+            stack.pushCopy(of: entry.value)
+            stack.replace(at: result)
+        }
+        stack.top = result
+        return 1
+    }
+
+    static func filter(_ stack: LuaStack, keeping: Bool) throws(LuaRaise) -> Int32 {
+        let kind = try stack.checkCollection(1)
+        let block = try LuaBlock(stack, argument: 2)
+        var result = CollectionBuilder(stack, kind: kind)
+        try CollectionAlgorithms.filter(LuaCollection(stack, 1, kind: kind), keeping: keeping, block.test) {
+            result.keep($0)
+        }
+        result.finish()
+        return 1
+    }
+
+    static func map(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
+        let kind = try stack.checkCollection(1)
+        let block = try LuaBlock(stack, argument: 2)
+        let count = kind.isList ? stack.rawLength(1) : 0
+        var result = CollectionBuilder(stack, kind: kind.isList ? .array : .dictionary,
+                                       arrayCount: Int32(clamping: count))
+        try CollectionAlgorithms.map(LuaCollection(stack, 1, kind: kind, callee: block.function), { (entry) throws(LuaRaise) in
+            try block.transform(entry)
+            stack.replaceNilWithNull()
+        }, store: { entry, _ in
+            if entry.key != 0 {
+                stack.pushCopy(of: entry.key)
+                stack.insert(at: -2)
+                stack.rawSet(result.table)
+            } else {
+                result.appendTop()
+            }
+        })
+        result.finish()
+        return 1
+    }
+
+    static func reduce(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
+        let kind = try stack.checkCollection(1)
+        try stack.checkAny(2)
+        let block = try LuaBlock(stack, argument: 3)
+        stack.pushCopy(of: 2)
+        let accumulator = stack.top
+        try CollectionAlgorithms.reduce(LuaCollection(stack, 1, kind: kind, callee: block.function), ()) { (_, entry) throws(LuaRaise) in
+            try block.transform(entry, prefix: accumulator)
+            stack.replace(at: accumulator)
+        }
+        stack.top = accumulator
+        return 1
+    }
+
+    /// reduceInteger / reduceFloat: the accumulator is a Swift number; each step's result must be a
+    /// number (numeric strings convert, as in Lua arithmetic) and, for integers, integral.
+    static func reduceNumber(_ stack: LuaStack, integer: Bool) throws(LuaRaise) -> Int32 {
+        let kind = try stack.checkCollection(1)
+        let initialInteger = integer ? try stack.checkInteger(2) : 0
+        let initialFloat = integer ? 0 : try stack.checkNumber(2)
+        let block = try LuaBlock(stack, argument: 3)
+        if integer { stack.push(initialInteger) } else { stack.push(initialFloat) }
+        let accumulator = stack.top
+        try CollectionAlgorithms.reduce(LuaCollection(stack, 1, kind: kind, callee: block.function), ()) { (_, entry) throws(LuaRaise) in
+            try block.transform(entry, prefix: accumulator)
+            if integer {
+                guard let value = stack.toInteger(-1) else {
+                    if stack.toNumber(-1) != nil {
+                        throw .argument(3, "block returned a number with no integer representation")
+                    }
+                    throw .argument(3, "block returned \(stack.typeName(at: -1)), number expected")
+                }
+                stack.pop()
+                stack.push(value)
+            } else {
+                guard let value = stack.toNumber(-1) else {
+                    throw .argument(3, "block returned \(stack.typeName(at: -1)), number expected")
+                }
+                stack.pop()
+                stack.push(value)
+            }
+            stack.replace(at: accumulator)
+        }
+        stack.top = accumulator
+        return 1
+    }
+
+    static func any(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
+        let kind = try stack.checkCollection(1)
+        let block = try LuaBlock(stack, argument: 2)
+        stack.push(try CollectionAlgorithms.any(LuaCollection(stack, 1, kind: kind, callee: block.function), block.test))
+        return 1
+    }
+
+    static func all(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
+        let kind = try stack.checkCollection(1)
+        let block = try LuaBlock(stack, argument: 2)
+        stack.push(try CollectionAlgorithms.all(LuaCollection(stack, 1, kind: kind, callee: block.function), block.test))
+        return 1
+    }
+
+    static func none(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
+        let kind = try stack.checkCollection(1)
+        let block = try LuaBlock(stack, argument: 2)
+        stack.push(try CollectionAlgorithms.none(LuaCollection(stack, 1, kind: kind, callee: block.function), block.test))
+        return 1
+    }
+
+    /// corresponds(c, other, f): same count, and `f(c[i], other[i])` for every element. List kinds
+    /// pair by position; a dictionary pairs each of its keys with `other[key]` (raw).
+    static func corresponds(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
+        let kind = try stack.checkCollection(1)
+        let otherKind = try stack.checkCollection(2)
+        let block = try LuaBlock(stack, argument: 3)
+        if stack.collectionCount(1, kind: kind) != stack.collectionCount(2, kind: otherKind) {
+            stack.push(false)
+            return 1
+        }
+        let answer = try CollectionAlgorithms.corresponds(LuaCollection(stack, 1, kind: kind)) {
+            (entry, position) throws(LuaRaise) -> Bool in
+            if entry.key != 0 {
+                stack.pushCopy(of: entry.key)
+                stack.rawGet(2)
+            } else {
+                stack.rawGet(2, Int64(position))
+            }
+            return try block.test(entry.value, stack.top)
+        }
+        stack.push(answer)
+        return 1
+    }
+}
+
+extension LuaStack {
+    /// Replaces a nil on top with `bk.null` (map results keep positions and counts).
+    @inline(__always)
+    func replaceNilWithNull() {
+        if type(at: -1) == .nil {
+            pop()
+            pushNull()
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import CLua
+import CLuaShim
+
+/// A block argument of a collection helper: the function's stack slot and the one message handler
+/// pushed for the whole helper call. Each call is protected (`callBlock`): an error stops the helper
+/// and reaches its caller with the block's traceback.
+struct LuaBlock {
+    let stack: LuaStack
+    let function: Int32
+    let handler: Int32
+
+    /// Checks argument `index` is a function and pushes the message handler (once per helper call).
+    init(_ stack: LuaStack, argument index: Int32) throws(LuaRaise) {
+        try stack.checkFunction(index)
+        self.stack = stack
+        self.function = index
+        self.handler = stack.pushMessageHandler()
+    }
+
+    /// Pushes the block and the entry's arguments: `(value)`, or `(key, value)` for dictionaries,
+    /// after `prefix` (a stack slot, e.g. reduce's accumulator) when given. Returns the argument count.
+    ///
+    /// An entry walked with the block as `callee` is already laid out as block, value: it is used
+    /// in place (the call consumes it), with `prefix` rotated in between.
+    @inline(__always)
+    func pushCall(_ entry: LuaEntry, prefix: Int32 = 0) -> Int32 {
+        if entry.callee != 0 {
+            if prefix == 0 { return 1 }
+            stack.pushCopy(of: prefix)
+            lua_rotate(stack.L, entry.value, 1)
+            return 2
+        }
+        stack.pushCopy(of: function)
+        var count: Int32 = 1
+        if prefix != 0 { stack.pushCopy(of: prefix); count += 1 }
+        if entry.key != 0 { stack.pushCopy(of: entry.key); count += 1 }
+        stack.pushCopy(of: entry.value)
+        return count
+    }
+
+    /// Calls the block on the entry, discarding its results.
+    @inline(__always)
+    func call(_ entry: LuaEntry) throws(LuaRaise) {
+        let count = pushCall(entry)
+        try stack.callBlock(arguments: count, results: 0, handler: handler)
+    }
+
+    /// Calls the block on the entry and returns whether its answer is truthy.
+    @inline(__always)
+    func test(_ entry: LuaEntry) throws(LuaRaise) -> Bool {
+        let count = pushCall(entry)
+        try stack.callBlock(arguments: count, results: 1, handler: handler)
+        let answer = stack.toBool(-1)
+        stack.pop()
+        return answer
+    }
+
+    /// Calls the block on the entry and leaves its one result on top.
+    @inline(__always)
+    func transform(_ entry: LuaEntry, prefix: Int32 = 0) throws(LuaRaise) {
+        let count = pushCall(entry, prefix: prefix)
+        try stack.callBlock(arguments: count, results: 1, handler: handler)
+    }
+
+    /// Calls the block with the values at two stack slots and returns whether it is truthy.
+    func test(_ a: Int32, _ b: Int32) throws(LuaRaise) -> Bool {
+        stack.pushCopy(of: function)
+        stack.pushCopy(of: a)
+        stack.pushCopy(of: b)
+        try stack.callBlock(arguments: 2, results: 1, handler: handler)
+        let answer = stack.toBool(-1)
+        stack.pop()
+        return answer
+    }
+}

@@ -1,0 +1,153 @@
+/// The Lua half of dynamic delegates, loaded once per state.
+///
+/// Why Lua: `dd:method(...)` must cost about what a plain Lua method call costs. A Swift function on
+/// that path pays the trampoline and a protected call per call; a Lua closure cached in the delegate
+/// table (the VM's raw-field fast path, then one closure call) does not. The same goes for the
+/// `__index` / `__newindex` hooks installed on Lua classes: every method lookup of an instance goes
+/// through them. The chunk uses no globals (it may be loaded before the standard libraries are open);
+/// `rawset` is passed in by Swift.
+enum DelegateChunk {
+    static let source = #"""
+local rawset = ...
+local helpers = {}
+
+-- The general dispatcher of one protocol method. `blocks` maps method names to
+-- blocks; `weak.real` is the real delegate (weak table). Like BlocksKit's own delegate classes, it
+-- calls the real delegate's method (as `real:name(...)`), then the block (with the method's
+-- arguments only); a `combine` method joins their answers, otherwise the block's non-nil answer
+-- wins, then the real delegate's, then the protocol's default.
+function helpers.dispatcher(blocks, weak, name, default, combine)
+  if combine == "and" or combine == "or" then
+    local isAnd = combine == "and"
+    return function(_, ...)
+      local real, method = weak.real, nil
+      if real ~= nil then method = real[name] end
+      local block = blocks[name]
+      local a, b
+      if method ~= nil then a = method(real, ...) end
+      if block ~= nil then b = block(...) end
+      if method == nil then
+        if block == nil then return default end
+        return b
+      end
+      if block == nil then return a end
+      if isAnd then return a and b end
+      return a or b
+    end
+  end
+  return function(_, ...)
+    local real, answer = weak.real, nil
+    if real ~= nil then
+      local method = real[name]
+      if method ~= nil then answer = method(real, ...) end
+    end
+    local block = blocks[name]
+    if block ~= nil then
+      local own = block(...)
+      if own ~= nil then return own end
+    end
+    if answer ~= nil then return answer end
+    return default
+  end
+end
+
+-- The fast dispatchers: for a block of `n` fixed parameters while there is no real delegate, the
+-- cached function calls the block with exactly its parameters (extra arguments would be dropped by
+-- the block anyway) and no vararg frame: about one plain call's cost. Swift rebuilds the cache when
+-- a block or the real delegate changes, so these never see a real delegate.
+local exact = {
+  [0] = function(f) return function(_) return (f()) end end,
+  function(f) return function(_, a) return (f(a)) end end,
+  function(f) return function(_, a, b) return (f(a, b)) end end,
+  function(f) return function(_, a, b, c) return (f(a, b, c)) end end,
+  function(f) return function(_, a, b, c, d) return (f(a, b, c, d)) end end,
+  function(f) return function(_, a, b, c, d, e) return (f(a, b, c, d, e)) end end,
+}
+local orDefault = {
+  [0] = function(f, v) return function(_) local r = f() if r == nil then return v end return r end end,
+  function(f, v) return function(_, a) local r = f(a) if r == nil then return v end return r end end,
+  function(f, v) return function(_, a, b) local r = f(a, b) if r == nil then return v end return r end end,
+  function(f, v) return function(_, a, b, c) local r = f(a, b, c) if r == nil then return v end return r end end,
+  function(f, v)
+    return function(_, a, b, c, d) local r = f(a, b, c, d) if r == nil then return v end return r end
+  end,
+  function(f, v)
+    return function(_, a, b, c, d, e) local r = f(a, b, c, d, e) if r == nil then return v end return r end
+  end,
+}
+
+-- `parameters`: the block's fixed parameter count when it has no `...` (nil otherwise).
+function helpers.make(blocks, weak, name, default, combine, parameters)
+  local block = blocks[name]
+  if weak.real == nil then
+    if block == nil then
+      return function() return default end
+    end
+    -- With only a block, a combine method answers the block's answer as it is.
+    local value = default
+    if combine ~= nil then value = nil end
+    if parameters ~= nil then
+      if value == nil then
+        if exact[parameters] ~= nil then return exact[parameters](block) end
+      elseif orDefault[parameters] ~= nil then
+        return orDefault[parameters](block, value)
+      end
+    end
+    return function(_, ...)
+      local r = block(...)
+      if r == nil then return value end
+      return r
+    end
+  end
+  return helpers.dispatcher(blocks, weak, name, default, combine)
+end
+
+-- t[k] with metamethods, for Swift (which calls it in protected mode).
+function helpers.index(t, k) return t[k] end
+
+-- Installs property accessors on a metatable: `getters[k](obj)` answers `obj.k`, `setters[k](obj, v)`
+-- handles `obj.k = v`; every other key goes where it went before (`index` is the previous
+-- `__index`: a table, a function or nil; likewise `newindex`), so the class keeps its methods.
+function helpers.hook(mt, getters, setters, index, indexIsFunction, newindex, newindexIsFunction)
+  if index == nil then
+    mt.__index = function(obj, k)
+      local get = getters[k]
+      if get ~= nil then return get(obj) end
+    end
+  elseif indexIsFunction then
+    mt.__index = function(obj, k)
+      local get = getters[k]
+      if get ~= nil then return get(obj) end
+      return index(obj, k)
+    end
+  else
+    mt.__index = function(obj, k)
+      local get = getters[k]
+      if get ~= nil then return get(obj) end
+      return index[k]
+    end
+  end
+  if newindex == nil then
+    mt.__newindex = function(obj, k, v)
+      local set = setters[k]
+      if set ~= nil then return set(obj, v) end
+      rawset(obj, k, v)
+    end
+  elseif newindexIsFunction then
+    mt.__newindex = function(obj, k, v)
+      local set = setters[k]
+      if set ~= nil then return set(obj, v) end
+      return newindex(obj, k, v)
+    end
+  else
+    mt.__newindex = function(obj, k, v)
+      local set = setters[k]
+      if set ~= nil then return set(obj, v) end
+      newindex[k] = v
+    end
+  end
+end
+
+return helpers
+"""#
+}

@@ -1,0 +1,71 @@
+import CLua
+
+/// What a block or timer runs: a Lua function (registry references, released the moment the
+/// block is cancelled or has started) or a Swift closure.
+enum BlockBody {
+    case none
+    /// `object` is LUA_NOREF when the block takes no object.
+    case lua(function: Int32, object: Int32)
+    case swift(@Sendable () -> Void)
+}
+
+/// A block waiting to run: returned by `performBlock`, cancelled with `cancel`.
+public final class BlockHandle: ScheduledWork, LuaBridged, @unchecked Sendable {
+    enum Status {
+        /// On the heap, waiting for its delay.
+        case scheduled
+        /// Handed to another queue, not started.
+        case queued
+        case running, finished, cancelled
+    }
+
+    public let queue: BlockQueue
+    weak var loop: EventLoop?
+    // Guarded by the loop's mutex.
+    var status = Status.scheduled
+    var body: BlockBody
+
+    init(loop: EventLoop, queue: BlockQueue, body: BlockBody) {
+        self.loop = loop
+        self.queue = queue
+        self.body = body
+    }
+
+    private func read<T>(_ value: () -> T) -> T {
+        guard let loop else { return value() }
+        return loop.mutex.withLock(value)
+    }
+
+    public var isCancelled: Bool { read { status == .cancelled } }
+    public var isFinished: Bool { read { status == .finished } }
+
+    /// The block will not run; after it ran (or once cancelled) this does nothing.
+    public func cancel() {
+        loop?.cancel(self, on: nil)
+    }
+
+    public static let luaClass = LuaClass(
+        name: "bk.BlockHandle",
+        methods: [
+            BKFunction("cancel") { stack throws(LuaRaise) in
+                let handle = try stack.checkObject(BlockHandle.self, at: 1)
+                handle.loop?.cancel(handle, on: stack)
+                return 0
+            },
+        ],
+        properties: [
+            .readOnly("isCancelled") { (handle: BlockHandle, stack) in stack.push(handle.isCancelled) },
+            .readOnly("isFinished") { (handle: BlockHandle, stack) in stack.push(handle.isFinished) },
+            .readOnly("queue") { (handle: BlockHandle, stack) in stack.push(object: handle.queue) },
+        ],
+        metamethods: [
+            BKFunction("__tostring") { stack in
+                let state = stack.toObject(BlockHandle.self, at: 1).map { handle -> String in
+                    if handle.isCancelled { return "cancelled" }
+                    return handle.isFinished ? "finished" : "pending"
+                }
+                stack.push("bk.BlockHandle(\(state ?? "?"))")
+                return 1
+            },
+        ])
+}

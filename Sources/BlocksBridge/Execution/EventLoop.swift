@@ -1,0 +1,402 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLua
+import CLuaShim
+import Dispatch
+import Synchronization
+
+/// The event loop of one bridge state (`state.eventLoop`): delayed blocks, queues and timers.
+///
+/// Main-queue blocks and timers wait on a heap ordered by (deadline, submission); the thread that
+/// runs the loop (`run`, `runDueWork`, `waitUntilIdle`) runs them, holding the state lock. Blocks
+/// for other queues are handed to Dispatch when due, and their worker threads take the state lock
+/// while in Lua, so Lua code of the state never runs on two threads at once. The loop gives the
+/// lock up while it sleeps.
+///
+/// Lock order: the state lock, then `mutex`; `mutex` is never held while entering Lua.
+public final class EventLoop: @unchecked Sendable {
+    private weak var state: LuaState?
+    private let stateLock: StateLock
+    /// Guards the heap, counters and every handle's and timer's status.
+    let mutex = PlainLock()
+    var heap = TimerHeap()
+    var nextSequence: UInt64 = 0
+    /// Blocks handed to other queues that have not finished: they keep the loop alive too.
+    private var outstanding = 0
+    /// Registry references released by threads that did not hold the state lock.
+    private var deferredReleases: [Int32] = []
+    /// The thread driving the loop: work scheduled from any other thread wakes it.
+    private var loopThread: UInt
+    private let stopRequested = Atomic<Bool>(false)
+    private let wakeup = WakeupPipe()
+    /// Idle Lua threads (with their registry references) for running blocks: each entry into Lua
+    /// gets a stack of its own, whatever the thread that owns the state's main stack is doing.
+    private var idleThreads: [(ref: Int32, thread: OpaquePointer)] = []
+    private lazy var waitQueue = DispatchQueue(label: "bk.loop.wait")
+
+    init(state: LuaState) {
+        self.state = state
+        stateLock = state.lock
+        loopThread = UInt(pthread_self())
+    }
+
+    // MARK: - Driving the loop
+
+    /// Runs every block and timer due now (work that becomes due meanwhile waits for the next
+    /// call) without waiting; returns how many ran. Drains `wakeupDescriptor`.
+    @discardableResult
+    public func runDueWork() -> Int {
+        wakeup.drain()
+        return withLua { stack in
+            mutex.withLock { loopThread = UInt(pthread_self()) }
+            releaseDeferred(on: stack)
+            let now = MonotonicClock.now()
+            var count = 0
+            while true {
+                mutex.lock()
+                guard let first = heap.first, first.deadline <= now else {
+                    mutex.unlock()
+                    break
+                }
+                heap.remove(first)
+                let action = becameDue(first, now: now)
+                mutex.unlock()
+                perform(action, on: stack)
+                count += 1
+            }
+            return count
+        } ?? 0
+    }
+
+    /// Seconds until the next block or timer is due: nil when nothing is scheduled, 0 when work is
+    /// due now. (Blocks running on other queues are not scheduled work: `wakeupDescriptor` tells.)
+    public var secondsUntilNextWork: Double? {
+        mutex.withLock {
+            if !deferredReleases.isEmpty { return 0 }
+            guard let first = heap.first else { return nil }
+            let now = MonotonicClock.now()
+            return first.deadline > now ? Double(first.deadline - now) / 1e9 : 0
+        }
+    }
+
+    /// A descriptor that becomes readable when another thread schedules work, finishes a block or
+    /// calls `stop`; hosts with their own poll loop wait on it and call `runDueWork`.
+    public var wakeupDescriptor: Int32 { wakeup.readDescriptor }
+
+    /// Blocks and timers that keep the loop alive: scheduled blocks, valid scheduled timers and
+    /// blocks running or queued on other queues.
+    public var pendingCount: Int {
+        mutex.withLock { heap.count + outstanding }
+    }
+
+    /// Runs the loop until nothing is pending (true), `stop` is called or `seconds` have passed
+    /// (false). Nested calls (from inside a block) are allowed.
+    @discardableResult
+    public func run(seconds: Double? = nil) -> Bool {
+        guard state != nil else { return true }  // nothing can run any more
+        let end = seconds.map { MonotonicClock.now() &+ MonotonicClock.nanoseconds($0) }
+        stopRequested.store(false, ordering: .relaxed)
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        while true {
+            runDueWork()
+            if stopRequested.exchange(false, ordering: .relaxed) { return false }
+            let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.first?.deadline) }
+            if pending == 0 { return true }
+            let now = MonotonicClock.now()
+            var timeout = next.map { $0 > now ? $0 - now : 0 }
+            if let end {
+                if now >= end { return false }
+                timeout = min(timeout ?? .max, end - now)
+            }
+            if timeout == 0 { continue }
+            stateLock.withoutHolding { wakeup.wait(nanoseconds: timeout) }
+        }
+    }
+
+    /// Ends the innermost running `run` (or `waitUntilIdle`) after the block running now.
+    public func stop() {
+        stopRequested.store(true, ordering: .relaxed)
+        wakeup.signal()
+    }
+
+    /// Drives the loop from an async context until nothing is pending (or `stop`, or the task is
+    /// cancelled). Waiting happens on a Dispatch thread, not on the cooperative pool.
+    public func waitUntilIdle() async {
+        stopRequested.store(false, ordering: .relaxed)
+        while !Task.isCancelled, state != nil {
+            runDueWork()
+            if stopRequested.exchange(false, ordering: .relaxed) { return }
+            let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.first?.deadline) }
+            if pending == 0 { return }
+            let now = MonotonicClock.now()
+            let timeout = next.map { $0 > now ? $0 - now : 0 }
+            if timeout == 0 {
+                await Task.yield()
+                continue
+            }
+            let wakeup = self.wakeup
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                waitQueue.async {
+                    wakeup.wait(nanoseconds: timeout)
+                    done.resume()
+                }
+            }
+        }
+    }
+
+    // MARK: - Scheduling
+
+    /// Runs `body` after `delay` seconds on `queue`. Returns a handle that can cancel it.
+    @discardableResult
+    public func perform(after delay: Double = 0, on queue: BlockQueue = .main,
+                        _ body: @escaping @Sendable () -> Void) -> BlockHandle {
+        let handle = BlockHandle(loop: self, queue: queue, body: .swift(body))
+        submit(handle, delay: delay)
+        return handle
+    }
+
+    /// Runs the Lua function at `function` (with the value at `object` as its argument, when
+    /// given) after `delay` seconds on `queue`. The caller must hold the state (be in Lua or hold
+    /// `state.lock`).
+    @discardableResult
+    public func perform(after delay: Double = 0, on queue: BlockQueue = .main,
+                        functionAt function: Int32, object: Int32? = nil, in stack: LuaStack) -> BlockHandle {
+        let objectRef: Int32
+        if let object {
+            stack.pushCopy(of: object)
+            objectRef = luaL_ref(stack.L, LuaStack.registryIndex)
+        } else {
+            objectRef = LUA_NOREF
+        }
+        stack.pushCopy(of: function)
+        let functionRef = luaL_ref(stack.L, LuaStack.registryIndex)
+        let handle = BlockHandle(loop: self, queue: queue, body: .lua(function: functionRef, object: objectRef))
+        submit(handle, delay: delay)
+        return handle
+    }
+
+    private func submit(_ handle: BlockHandle, delay: Double) {
+        if handle.queue.kind != .main, !(delay > 0) {
+            // No delay: straight to the queue (serial queues keep submission order).
+            mutex.withLock {
+                handle.status = .queued
+                outstanding += 1
+            }
+            dispatch(handle)
+        } else {
+            schedule(handle, delay: delay)
+        }
+    }
+
+    /// Puts `work` on the heap, due in `delay` seconds.
+    func schedule(_ work: ScheduledWork, delay: Double) {
+        let deadline = MonotonicClock.now() &+ MonotonicClock.nanoseconds(delay)
+        mutex.lock()
+        let wake = insertLocked(work, deadline: deadline)
+        mutex.unlock()
+        if wake { wakeup.signal() }
+    }
+
+    /// Puts `work` on the heap (under `mutex`); true when the loop must be woken for it.
+    func insertLocked(_ work: ScheduledWork, deadline: UInt64) -> Bool {
+        work.deadline = deadline
+        work.sequence = nextSequence
+        nextSequence &+= 1
+        heap.insert(work)
+        return work.heapIndex == 0 && loopThread != UInt(pthread_self())
+    }
+
+    func cancel(_ handle: BlockHandle, on stack: LuaStack?) {
+        mutex.lock()
+        switch handle.status {
+        case .scheduled:
+            heap.remove(handle)
+        case .queued:
+            outstanding -= 1
+        case .running, .finished, .cancelled:
+            mutex.unlock()
+            return
+        }
+        handle.status = .cancelled
+        let body = handle.body
+        handle.body = .none
+        let wake = loopThread != UInt(pthread_self())
+        mutex.unlock()
+        release(body, on: stack)
+        if wake { wakeup.signal() }
+    }
+
+    // MARK: - Running due work
+
+    enum DueAction {
+        case nothing
+        case run(BlockHandle, BlockBody)
+        case dispatch(BlockHandle)
+        case fire(BlockTimer, TimerBody, releasing: Bool)
+    }
+
+    /// Decides what a due item does, under `mutex` (it is already off the heap).
+    private func becameDue(_ work: ScheduledWork, now: UInt64) -> DueAction {
+        if let handle = work as? BlockHandle {
+            guard handle.status == .scheduled else { return .nothing }
+            if handle.queue.kind == .main {
+                handle.status = .running
+                let body = handle.body
+                handle.body = .none
+                return .run(handle, body)
+            }
+            handle.status = .queued
+            outstanding += 1
+            return .dispatch(handle)
+        }
+        if let timer = work as? BlockTimer {
+            return timerBecameDue(timer, now: now)
+        }
+        return .nothing
+    }
+
+    private func perform(_ action: DueAction, on stack: LuaStack) {
+        switch action {
+        case .nothing:
+            break
+        case .run(let handle, let body):
+            invoke(body, on: stack)
+            mutex.withLock { if handle.status == .running { handle.status = .finished } }
+        case .dispatch(let handle):
+            dispatch(handle)
+        case .fire(let timer, let body, let releasing):
+            timer.invoke(body, releasing: releasing, on: stack)
+        }
+    }
+
+    /// Hands a queued block to its Dispatch queue.
+    private func dispatch(_ handle: BlockHandle) {
+        guard let queue = handle.queue.dispatchQueue else { return }
+        queue.async { [self] in runOnWorker(handle) }
+    }
+
+    /// A worker thread running a block of another queue.
+    private func runOnWorker(_ handle: BlockHandle) {
+        func start() -> BlockBody? {
+            mutex.withLock {
+                guard handle.status == .queued else { return nil }
+                handle.status = .running
+                let body = handle.body
+                handle.body = .none
+                return body
+            }
+        }
+        let entersLua = mutex.withLock { if case .lua = handle.body { true } else { false } }
+        var ran = false
+        if entersLua {
+            // Take the state first: a cancel made meanwhile from Lua is then still honoured.
+            withLua { stack in
+                if let body = start() {
+                    invoke(body, on: stack)
+                    ran = true
+                }
+            }
+        } else if let body = start() {
+            invoke(body, on: nil)
+            ran = true
+        }
+        guard ran else { return }
+        mutex.withLock {
+            handle.status = .finished
+            outstanding -= 1
+        }
+        wakeup.signal()
+    }
+
+    /// Calls a block's body. A Lua function's references are released before the call (the stack
+    /// holds the values while it runs).
+    func invoke(_ body: BlockBody, on stack: LuaStack?) {
+        switch body {
+        case .none:
+            break
+        case .swift(let closure):
+            closure()
+        case .lua(let function, let object):
+            guard let stack else { return }
+            _ = stack.ensureSpace(4)
+            lua_rawgeti(stack.L, LuaStack.registryIndex, lua_Integer(function))
+            luaL_unref(stack.L, LuaStack.registryIndex, function)
+            var arguments: Int32 = 0
+            if object != LUA_NOREF {
+                lua_rawgeti(stack.L, LuaStack.registryIndex, lua_Integer(object))
+                luaL_unref(stack.L, LuaStack.registryIndex, object)
+                arguments = 1
+            }
+            stack.callReportingErrors(arguments: arguments, results: 0)
+        }
+    }
+
+    // MARK: - Entering Lua
+
+    /// Runs `body` holding the state, on a Lua thread of its own; nil when the state is gone.
+    /// Allocations are made unfailable (as inside an exported function) for the unprotected calls
+    /// around the protected ones.
+    func withLua<R>(_ body: (LuaStack) -> R) -> R? {
+        guard let state else { return nil }
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        state.runtime.pointee.swift_depth += 1
+        defer { state.runtime.pointee.swift_depth -= 1 }
+        let main = state.stack
+        var borrowed: (ref: Int32, thread: OpaquePointer)? = idleThreads.popLast()
+        if borrowed == nil, main.ensureSpace(2), let thread = lua_newthread(state.L) {
+            borrowed = (luaL_ref(state.L, LuaStack.registryIndex), thread)
+        }
+        guard let borrowed else { return body(main) }
+        let stack = LuaStack(borrowed.thread, state.runtime)
+        defer {
+            stack.top = 0
+            idleThreads.append(borrowed)
+        }
+        return body(stack)
+    }
+
+    /// Releases a Lua body's registry references: at once when this thread holds the state,
+    /// else on the loop thread's next turn.
+    func release(_ body: BlockBody, on stack: LuaStack?) {
+        guard case .lua(let function, let object) = body else { return }
+        release(reference: function, on: stack)
+        release(reference: object, on: stack)
+    }
+
+    func release(reference: Int32, on stack: LuaStack?) {
+        guard reference >= 0 else { return }
+        if stateLock.isHeldByCurrentThread, let state {
+            luaL_unref(stack?.L ?? state.L, LuaStack.registryIndex, reference)
+        } else {
+            mutex.withLock { deferredReleases.append(reference) }
+            wakeup.signal()
+        }
+    }
+
+    private func releaseDeferred(on stack: LuaStack) {
+        let references: [Int32] = mutex.withLock {
+            if deferredReleases.isEmpty { return [] }
+            defer { deferredReleases.removeAll() }
+            return deferredReleases
+        }
+        for reference in references {
+            luaL_unref(stack.L, LuaStack.registryIndex, reference)
+        }
+    }
+
+    var isOnLoopThread: Bool {
+        mutex.withLock { loopThread == UInt(pthread_self()) }
+    }
+
+    func wake() { wakeup.signal() }
+}
+
+extension LuaState {
+    /// The state's event loop, created on first use.
+    public var eventLoop: EventLoop {
+        extensionObject(EventLoop.self) { EventLoop(state: self) }
+    }
+}

@@ -1,0 +1,109 @@
+import CLua
+import CLuaShim
+
+/// A Swift type that crosses the Lua boundary by value: typed results of `run` and `call`,
+/// typed arguments and results of registered Swift functions, globals.
+///
+/// Reading never raises and never runs a metamethod (tables are read raw), so it is safe anywhere.
+public protocol LuaConvertible: SendableMetatype {
+    /// Pushes the value as exactly one Lua value.
+    func push(on stack: LuaStack)
+    /// The value at `index`, or nil when that Lua value does not convert to `Self`.
+    static func read(from stack: LuaStack, at index: Int32) -> Self?
+    /// The Lua type named in argument errors: `bad argument #1 to 'f' (number expected, got nil)`.
+    static var luaTypeName: String { get }
+    /// The argument at `index`, or the standard argument error.
+    static func check(_ stack: LuaStack, at index: Int32) throws(LuaRaise) -> Self
+}
+
+extension LuaConvertible {
+    public static func check(_ stack: LuaStack, at index: Int32) throws(LuaRaise) -> Self {
+        if let value = read(from: stack, at: index) { return value }
+        throw .type(index, expected: luaTypeName)
+    }
+}
+
+extension Int: LuaConvertible {
+    public func push(on stack: LuaStack) { stack.push(self) }
+    /// Integers, floats with an exact integer value and numeric strings, as `luaL_checkinteger`.
+    public static func read(from stack: LuaStack, at index: Int32) -> Int? {
+        stack.toInteger(index).map { Int($0) }
+    }
+    public static var luaTypeName: String { "number" }
+    public static func check(_ stack: LuaStack, at index: Int32) throws(LuaRaise) -> Int {
+        Int(try stack.checkInteger(index))
+    }
+}
+
+extension Int64: LuaConvertible {
+    public func push(on stack: LuaStack) { stack.push(self) }
+    public static func read(from stack: LuaStack, at index: Int32) -> Int64? { stack.toInteger(index) }
+    public static var luaTypeName: String { "number" }
+    public static func check(_ stack: LuaStack, at index: Int32) throws(LuaRaise) -> Int64 {
+        try stack.checkInteger(index)
+    }
+}
+
+extension Double: LuaConvertible {
+    public func push(on stack: LuaStack) { stack.push(self) }
+    public static func read(from stack: LuaStack, at index: Int32) -> Double? { stack.toNumber(index) }
+    public static var luaTypeName: String { "number" }
+}
+
+extension Bool: LuaConvertible {
+    public func push(on stack: LuaStack) { stack.push(self) }
+    /// Booleans only: a Swift `Bool` parameter is a contract, not Lua truthiness.
+    public static func read(from stack: LuaStack, at index: Int32) -> Bool? {
+        stack.type(at: index) == .boolean ? stack.toBool(index) : nil
+    }
+    public static var luaTypeName: String { "boolean" }
+}
+
+extension String: LuaConvertible {
+    public func push(on stack: LuaStack) { stack.push(self) }
+    /// Strings and numbers (as `luaL_checkstring`). A number is converted on a copy, so a key met
+    /// in a table walk is never changed in place (which would break `next`).
+    public static func read(from stack: LuaStack, at index: Int32) -> String? {
+        switch stack.type(at: index) {
+        case .string:
+            return stack.toString(index)
+        case .number:
+            guard stack.ensureSpace(1) else { return nil }
+            stack.pushCopy(of: index)
+            defer { stack.pop() }
+            return stack.toString(-1)
+        default:
+            return nil
+        }
+    }
+    public static var luaTypeName: String { "string" }
+}
+
+extension LuaValue: LuaConvertible {
+    public func push(on stack: LuaStack) { stack.push(self) }
+    /// Any value; a missing one reads as nil.
+    public static func read(from stack: LuaStack, at index: Int32) -> LuaValue? { stack.value(at: index) }
+    public static var luaTypeName: String { "value" }
+}
+
+extension LuaRef: LuaConvertible {
+    // push(on:) is LuaRef's own.
+    /// Any value, held in the registry (tables and functions stay in Lua).
+    public static func read(from stack: LuaStack, at index: Int32) -> LuaRef? {
+        guard stack.ensureSpace(1) else { return nil }
+        return LuaRef(copying: index, in: stack)
+    }
+    public static var luaTypeName: String { "value" }
+}
+
+/// Bridged Swift objects cross as their userdata: add `extension MyClass: LuaConvertible {}`.
+extension LuaConvertible where Self: LuaBridged {
+    public func push(on stack: LuaStack) { stack.push(object: self) }
+    public static func read(from stack: LuaStack, at index: Int32) -> Self? { stack.toObject(Self.self, at: index) }
+    public static var luaTypeName: String { luaClass.name }
+}
+
+extension LuaStack {
+    /// Pushes any convertible value (`stack.push(value: [1, 2, 3])`).
+    public func push(value: some LuaConvertible) { value.push(on: self) }
+}

@@ -1,0 +1,72 @@
+import CLua
+import CLuaShim
+
+/// `require "bk"` from the stock `lua5.4` interpreter: bk.so's `luaopen_bk` (C, in CLuaShim) calls
+/// this to build the module in a state the bridge did not create.
+///
+/// The bridge state borrowing the interpreter's `lua_State` is kept alive by a userdata in the
+/// registry; its `__gc` (run by `lua_close`) releases it. It is made before any other bridge object,
+/// so it is finalized after them.
+enum LuaModuleEntry {
+    static let anchorKey = "bk.hostState"
+    static let anchorMetatable = "bk.HostState"
+
+    static func open(_ L: OpaquePointer) -> Int32 {
+        let main = bk_mainthread(L) ?? L
+        guard let runtime = runtimeOf(main) ?? anchor(main) else {
+            lua_pushstring(L, "bk: cannot create the bridge state")
+            return -1
+        }
+        BKModule.pushModule(on: LuaStack(L, runtime))
+        return 1
+    }
+
+    /// The runtime of a bridge state already anchored in this `lua_State` (a second `require` after
+    /// `package.loaded.bk = nil`), so one state never gets two bridges.
+    private static func runtimeOf(_ main: OpaquePointer) -> UnsafeMutablePointer<bk_runtime>? {
+        guard let slot = anchoredSlot(main), let object = slot.pointee else { return nil }
+        return (object.takeUnretainedValue() as? LuaState)?.runtime
+    }
+
+    private static func anchoredSlot(_ main: OpaquePointer) -> UnsafeMutablePointer<Unmanaged<AnyObject>?>? {
+        defer { bk_pop(main, 1) }
+        guard bk_rawgetfield(main, LuaStack.registryIndex, anchorKey) == LUA_TUSERDATA,
+              let block = lua_touserdata(main, -1) else { return nil }
+        return block.assumingMemoryBound(to: Unmanaged<AnyObject>?.self)
+    }
+
+    /// Makes the borrowing state and anchors it in the registry.
+    private static func anchor(_ main: OpaquePointer) -> UnsafeMutablePointer<bk_runtime>? {
+        guard let block = lua_newuserdatauv(main, MemoryLayout<Unmanaged<AnyObject>?>.size, 0) else {
+            return nil
+        }
+        let slot = block.bindMemory(to: Unmanaged<AnyObject>?.self, capacity: 1)
+        slot.initialize(to: nil)
+        if luaL_newmetatable(main, anchorMetatable) != 0 {
+            bk_pushcfunction(main, releaseAnchor)
+            bk_rawsetfield(main, -2, "__gc")
+        }
+        lua_setmetatable(main, -2)
+        bk_rawsetfield(main, LuaStack.registryIndex, anchorKey)
+        // The userdata (with its __gc) exists before the state's own objects: finalized last.
+        let state = LuaState(borrowing: main)
+        slot.pointee = Unmanaged.passRetained(state as AnyObject)
+        return state.runtime
+    }
+}
+
+/// `__gc` of the anchor: releases the borrowing state when the interpreter closes.
+private func releaseAnchor(_ L: OpaquePointer?) -> Int32 {
+    guard let L, let block = lua_touserdata(L, 1) else { return 0 }
+    let slot = block.assumingMemoryBound(to: Unmanaged<AnyObject>?.self)
+    let object = slot.pointee
+    slot.pointee = nil
+    object?.release()
+    return 0
+}
+
+@_cdecl("bk_open_module")
+func openModule(_ L: OpaquePointer?) -> Int32 {
+    guard let L else { return -1 }
+    return LuaModuleEntry.open(L)
+}

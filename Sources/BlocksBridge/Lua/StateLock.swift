@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// The lock that keeps Lua code of one state on one thread at a time.
+///
+/// Recursive and owned by a thread: every entry into Lua (`call`, `callReportingErrors`,
+/// `LuaState.run`, the event loop, background blocks) takes it, and nested entries on the owning
+/// thread only count. A thread that waits for something a worker must do (the loop sleeping, a
+/// REPL reading a line) gives it up completely with `withoutHolding`.
+public final class StateLock: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    /// The owning thread (`pthread_self`), 0 when free. Only its owner stores its own id, so a
+    /// thread reading its own id here knows it holds the lock.
+    private let owner = Atomic<UInt>(0)
+    /// Nesting depth; touched only by the owner.
+    private var depth = 0
+
+    public init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    public var isHeldByCurrentThread: Bool {
+        owner.load(ordering: .relaxed) == UInt(pthread_self())
+    }
+
+    public func lock() {
+        let me = UInt(pthread_self())
+        if owner.load(ordering: .relaxed) == me {
+            depth += 1
+            return
+        }
+        pthread_mutex_lock(mutex)
+        owner.store(me, ordering: .relaxed)
+        depth = 1
+    }
+
+    public func unlock() {
+        depth -= 1
+        if depth == 0 {
+            owner.store(0, ordering: .relaxed)
+            pthread_mutex_unlock(mutex)
+        }
+    }
+
+    public func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+
+    /// Runs `body` with the lock released by this thread (all nesting levels), then takes it back
+    /// at the same depth. Without the lock, `body` is simply run.
+    public func withoutHolding<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        guard isHeldByCurrentThread else { return try body() }
+        let saved = depth
+        depth = 0
+        owner.store(0, ordering: .relaxed)
+        pthread_mutex_unlock(mutex)
+        defer {
+            pthread_mutex_lock(mutex)
+            owner.store(UInt(pthread_self()), ordering: .relaxed)
+            depth = saved
+        }
+        return try body()
+    }
+}

@@ -1,0 +1,51 @@
+import BlocksBridge
+
+/// `bklua --help`: the usage, what bklua adds to lua5.4, and every function of the `bk` module,
+/// read from the module's own table of libraries (so the list is never out of date).
+enum Help {
+    static func print(progname: String) {
+        var text = """
+        usage: \(progname) [options] [script [args]]
+        Runs Lua 5.4 with BlocksBridge: `bk` and every bk.NAME as the global bk_NAME are preloaded,
+        and after the script the loop runs until no block or timer is pending.
+        With no script on a terminal it is a REPL.
+
+        Available options are (as lua5.4's):
+          -e stat   execute string 'stat'
+          -i        enter interactive mode after executing 'script'
+          -l mod    require library 'mod' into global 'mod'
+          -l g=mod  require library 'mod' into global 'g'
+          -v        show version information
+          -E        ignore environment variables
+          -W        turn warnings on
+          --        stop handling options
+          -         stop handling options and execute stdin
+          --help    show this help (first argument only)
+
+        Environment: LUA_INIT_5_4 or LUA_INIT (code, or @file, run first), LUA_PATH, LUA_CPATH.
+
+        The bk module (BlocksBridge \(BKModule.version)); reference: docs/reference.md,
+        LuaLS annotations: library/bk.lua. From stock lua5.4: build bk.so with scripts/build-module.
+
+        """
+        for library in BKModule.libraries {
+            text += wrap(library.name + ":", library.functions.map(\.name))
+        }
+        StandardStreams.writeOutput(text)
+    }
+
+    /// `  Name: a b c` wrapped at 100 columns, continuation lines indented.
+    private static func wrap(_ title: String, _ names: [String]) -> String {
+        var lines: [String] = []
+        var line = "  " + title
+        for name in names {
+            if line.count + 1 + name.count > 100 {
+                lines.append(line)
+                line = String(repeating: " ", count: title.count + 2)
+            }
+            line += " " + name
+        }
+        lines.append(line)
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

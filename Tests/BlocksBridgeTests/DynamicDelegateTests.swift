@@ -1,0 +1,117 @@
+import BlocksBridge
+import Testing
+
+/// The Swift side of dynamic delegates: a Swift object forwarding a Swift protocol's calls to the
+/// Lua dynamic delegate of an object (DelegateForwarder), as `bk.XMLParser` does.
+@Suite struct DynamicDelegateTests {
+    /// A Swift "delegating object": `drive(obj, names...)` calls each named method of obj's
+    /// dynamic delegate for `SwiftDelegate` through a DelegateForwarder, collecting answers.
+    final class Log: @unchecked Sendable {
+        var answers: [String] = []
+        var errorsSeen = 0
+    }
+
+    func makeState(_ log: Log) throws -> LuaState {
+        let state = try LuaState()
+        state.installGlobals()
+        let stack = state.stack
+        DelegateProtocol(name: "SwiftDelegate", methods: [
+            "thing:didChange:": .init(),
+            "thingShouldStart": .init(combine: .and),
+        ]).register(in: stack)
+        stack.pushGlobalTable()
+        stack.push(function: "drive") { stack throws(LuaRaise) in
+            try stack.checkTable(1)
+            guard let proto = DelegateProtocol.named("SwiftDelegate", in: stack) else { throw .message("no protocol") }
+            let names = (2 ... max(stack.top, 2)).compactMap { stack.stringValue($0) }
+            let forwarder = try DelegateForwarder(stack: stack, object: 1, protocol: proto)
+            forwarder.onError = { log.errorsSeen += 1 }
+            for name in names {
+                forwarder.call(name, arguments: { stack in
+                    stack.push("arg")
+                    return 1
+                }, result: { stack in
+                    log.answers.append(stack.toString(-1) ?? "nil")
+                })
+            }
+            // Raised only now, after the "framework" (this loop) has returned.
+            try forwarder.raisePendingError()
+            stack.push(Int64(log.answers.count))
+            return 1
+        }
+        stack.rawSet(-2, field: "drive")
+        stack.pop()
+        return state
+    }
+
+    @Test func forwardsToBlocksWithTheObjectFirst() throws {
+        let log = Log()
+        let state = try makeState(log)
+        let result = try state.run("""
+            local obj = {}
+            local dd = bk.dynamicDelegateForProtocol(obj, "SwiftDelegate")
+            dd:implementMethod("thing:didChange:", function(o, a) return (o == obj and "obj " or "? ") .. a end)
+            return drive(obj, "thingDidChange", "thing:didChange:")
+            """)
+        #expect(result.first?.description == "2")
+        #expect(log.answers == ["obj arg", "obj arg"])
+    }
+
+    @Test func realDelegateAndDefaultsWithoutBlocks() throws {
+        let log = Log()
+        let state = try makeState(log)
+        try state.run("""
+            obj = {}
+            real = { thingShouldStart = function(self, o, a) return "real " .. a end }
+            bk.dynamicDelegateForProtocol(obj, "SwiftDelegate").realDelegate = real
+            drive(obj, "thingShouldStart", "thingDidChange")
+            """)
+        #expect(log.answers == ["real arg", "nil"])
+    }
+
+    @Test func firstErrorStopsLaterCallsAndIsRaisedAfterwards() throws {
+        let log = Log()
+        let state = try makeState(log)
+        let result = try state.run("""
+            local obj = {}
+            local calls = 0
+            bk.dynamicDelegateForProtocol(obj, "SwiftDelegate"):implementMethod("thingDidChange", function()
+              calls = calls + 1
+              if calls == 2 then error("second call fails") end
+              return "ok"
+            end)
+            local ok, err = pcall(drive, obj, "thingDidChange", "thingDidChange", "thingDidChange")
+            return ok, err, calls
+            """)
+        #expect(result.count == 3)
+        #expect(result[0].description == "false")
+        #expect(result[1].description.contains("second call fails"))
+        #expect(result[1].description.contains("stack traceback"))
+        #expect(result[2].description == "2")
+        #expect(log.answers == ["ok"])
+        #expect(log.errorsSeen == 1)
+        // The state is still fine.
+        #expect(try state.run("return 1 + 1").first?.description == "2")
+    }
+
+    @Test func methodsOutsideTheProtocolAreNotCalled() throws {
+        let log = Log()
+        let state = try makeState(log)
+        try state.run("drive({}, 'notAMethod')")
+        #expect(log.answers.isEmpty)
+    }
+
+    @Test func xmlParserRunsFromAHost() throws {
+        let state = try LuaState()
+        let result = try state.run("""
+            local bk = require "bk"
+            local p = bk.XMLParser("<list><item n='1'/><item n='2'/></list>")
+            local sum = 0
+            p.delegate:implementMethod("parserDidStartElement", function(_, name, _, _, attributes)
+              if name == "item" then sum = sum + tonumber(attributes.n) end
+            end)
+            return p:parse(), sum
+            """)
+        #expect(result.map(\.description) == ["true", "3"])
+    }
+}

@@ -1,0 +1,28 @@
+-- bklua --help: usage, options, and every function of the bk module.
+
+local BKLUA = assert(os.getenv("BKLUA"), "BKLUA must name the bklua binary")
+
+test("--help prints the usage and exits 0", function()
+  local out, code = shell(BKLUA .. " --help")
+  eq(code, 0)
+  ok(out:find("usage: bklua [options] [script [args]]", 1, true), out)
+  ok(out:find("-e stat", 1, true), out)
+  ok(out:find("docs/reference.md", 1, true), out)
+end)
+
+test("--help lists every exported function", function()
+  local out = shell(BKLUA .. " --help")
+  local listed = {}
+  for line in out:gmatch("[^\n]+") do
+    local names = line:match("^  [%a ]+:(.*)$") or line:match("^%s%s%s+([%a_][%w_ ]*)$")
+    if names then for name in names:gmatch("[%a_][%w_]*") do listed[name] = true end end
+  end
+  for name, value in pairs(bk) do
+    if type(value) == "function" then ok(listed[name], "--help lists " .. name) end
+  end
+end)
+
+test("--help is only an option as the first argument", function()
+  local _, code = shell(BKLUA .. " -e 'x = 1' --help")
+  eq(code, 1)
+end)

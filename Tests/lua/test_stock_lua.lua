@@ -1,0 +1,74 @@
+-- The bridge as a C module in the stock lua5.4 interpreter (bk.so built by scripts/build-module).
+
+local MODULE_DIR = assert(os.getenv("BK_MODULE_DIR"), "BK_MODULE_DIR must name the directory of bk.so")
+local LUA = os.getenv("LUA") or "lua5.4"
+
+-- Runs `code` with stock lua5.4, bk.so on LUA_CPATH; returns output and exit status.
+local function stock(code)
+  local quoted = "'" .. code:gsub("'", "'\\''") .. "'"
+  return shell("LUA_CPATH='" .. MODULE_DIR .. "/?.so;;' " .. LUA .. " -e " .. quoted)
+end
+
+test("lua5.4 -e 'local bk = require \"bk\"' works", function()
+  local out, code = stock('local bk = require "bk"; print(type(bk), bk.version() == "' .. bk.version() .. '")')
+  eq(out, "table\ttrue\n")
+  eq(code, 0)
+end)
+
+test("the module exports the same names as bklua's", function()
+  local names = {}
+  for name in pairs(bk) do names[#names + 1] = name end
+  table.sort(names)
+  local out, code = stock([[
+    local names = {}
+    for name in pairs(require "bk") do names[#names + 1] = name end
+    table.sort(names)
+    io.write(table.concat(names, " "))
+  ]])
+  eq(code, 0)
+  eq(out, table.concat(names, " "))
+end)
+
+test("without installGlobals stock lua has no bk globals", function()
+  local out = stock('require "bk"; print(bk, bk_version)')
+  eq(out, "nil\tnil\n")
+end)
+
+test("argument errors keep the standard wording and position", function()
+  local out, code = stock('local bk = require "bk"\nbk.installGlobals(5)')
+  eq(code, 1)
+  ok(out:find("(command line):2: bad argument #1 to 'installGlobals' (table expected, got number)", 1, true), out)
+end)
+
+test("requiring again gives the same module (one bridge per state)", function()
+  local out, code = stock([[
+    local first = require "bk"
+    package.loaded.bk = nil
+    local second = require "bk"
+    print(first == second, second.version() == first.version())
+  ]])
+  eq(out, "true\ttrue\n")
+  eq(code, 0)
+end)
+
+test("require from a coroutine, then use from the main thread", function()
+  local out, code = stock([[
+    local bk = coroutine.wrap(function() return require "bk" end)()
+    local env = bk.installGlobals({})
+    print(env.bk == bk, env.bk_version == bk.version)
+  ]])
+  eq(out, "true\ttrue\n")
+  eq(code, 0)
+end)
+
+test("closing the interpreter with bridge objects alive exits cleanly", function()
+  local out, code = stock([[
+    local bk = require "bk"
+    local keep = {}
+    for i = 1, 100 do keep[i] = bk.installGlobals({}) end
+    collectgarbage()
+    os.exit(0, true)  -- closes the state: every __gc runs, the bridge last
+  ]])
+  eq(out, "")
+  eq(code, 0)
+end)
