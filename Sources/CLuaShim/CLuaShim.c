@@ -165,9 +165,31 @@ int bk_pcall(lua_State *L, int nargs, int nresults, int msgh) {
     if (rt != NULL) {
         saved = rt->swift_depth;
         rt->swift_depth = 0;
+        rt->pcall_depth++;
     }
     int status = lua_pcallk(L, nargs, nresults, msgh, 0, NULL);
-    if (rt != NULL) rt->swift_depth = saved;
+    if (rt != NULL) {
+        rt->swift_depth = saved;
+        rt->pcall_depth--;
+    }
+    return status;
+}
+
+int bk_resume(lua_State *co, lua_State *from, int nargs, int *nresults) {
+    // Same rule as bk_pcall: the coroutine's Lua code runs under the memory cap.
+    void *ud = NULL;
+    bk_runtime *rt = (lua_getallocf(co, &ud) == bk_alloc) ? (bk_runtime *)ud : NULL;
+    int saved = 0;
+    if (rt != NULL) {
+        saved = rt->swift_depth;
+        rt->swift_depth = 0;
+        rt->pcall_depth++;
+    }
+    int status = lua_resume(co, from, nargs, nresults);
+    if (rt != NULL) {
+        rt->swift_depth = saved;
+        rt->pcall_depth--;
+    }
     return status;
 }
 
