@@ -97,3 +97,32 @@ local previous = bk.onError(function(message) print("reported:", message:match("
 bk.performBlock(function() error("a failing block does not stop the loop") end, 0.03)
 print("bk.run() ->", bk.run(), "pending:", bk.pending())
 bk.onError(previous)
+
+-- 8. Observation: blocks called when a table's field is set (BlocksKit's block KVO).
+do
+  local person = { name = "Ada", address = { city = "London" } }
+  bk.addObserverForKeyPath(person, "name", { "new", "old" }, function(p, change)
+    print(string.format("name: %s -> %s", change.old, change.new))
+  end)
+  bk.addObserverForKeyPath(person, "address.city", { "new" }, function(p, change)
+    print("city is now " .. change.new)
+  end)
+  person.name = "Grace"                      -- name: Ada -> Grace
+  person.address = { city = "New York" }     -- city is now New York (a middle object replaced)
+  person.address.city = "Arlington"          -- city is now Arlington
+  local keys = 0
+  for _ in pairs(person) do keys = keys + 1 end
+  print("still a normal table: " .. keys .. " fields, observers: " .. #bk.observers(person))
+  bk.removeAllBlockObservers(person)
+  print("restored, metatable:", getmetatable(person))
+end
+
+-- Embedding: the same module loads in the stock interpreter as a C module
+--    (scripts/build-module, then LUA_CPATH=".build/lua/?.so;;" lua5.4 examples/tour.lua) and in
+--    Swift hosts (examples/host). Every name is in docs/reference.md and, for editors, library/bk.lua.
+print("running in:", arg and arg[-1] or "a Swift host")
+
+-- The bklua prompt: `scripts/bklua` with no script is an interactive Lua with the loop alive. Try
+--   t = bk.scheduledTimerWithTimeInterval(2, function() print("tick") end, true)
+-- and keep typing (the ticks print above your line), Tab after `string.fo` or `bk_ma`, a table as
+-- an expression (`{1, {x = 2}}`), and Ctrl-C on `while true do end`.

@@ -29,10 +29,13 @@ final class WakeupPipe: @unchecked Sendable {
         _ = write(writeDescriptor, &byte, 1)
     }
 
-    /// Empties the pipe; a signal sent after this starts a new wake-up. The pipe is read first and
-    /// the flag cleared after: clearing first would let a signal's byte be swallowed by this read
-    /// while the flag stays set, and the next signal would then write nothing (a lost wake-up).
-    /// The read is unconditional: a byte written after the flag was cleared must not linger.
+    /// Empties the pipe, then lets the next signal write again. Always reads: a byte written by a
+    /// signal that raced with the previous drain must not stay behind (the pipe would stay
+    /// readable and the loop spin). Clearing the flag after reading can swallow a signal sent
+    /// meanwhile, which is safe: the caller checks the loop's state after draining, and that
+    /// signaller changed the state before signalling. Clearing it before reading was not safe:
+    /// reading could consume the byte of a signal that set the flag again, leaving the flag set
+    /// with an empty pipe, so every later signal was skipped (a lost wake-up).
     func drain() {
         guard readDescriptor >= 0 else { return }
         var buffer = (UInt64(0), UInt64(0))

@@ -59,7 +59,7 @@ public struct LuaProperty: Sendable {
 private typealias ObjectSlot = UnsafeMutablePointer<Unmanaged<AnyObject>?>
 
 extension LuaStack {
-    private static let identityCacheKey = "bk.objects"
+    static let identityCacheKey = "bk.objects"
 
     /// Pushes `object` as a userdata of its class. The same object always gives the same userdata
     /// while Lua holds it, so identity (`==`, table keys) works across pushes.

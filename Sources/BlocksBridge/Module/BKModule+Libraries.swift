@@ -7,6 +7,7 @@ extension BKModule {
         .invocation,
         .blockExecution,
         .timers,
+        .observation,
         .dynamicDelegates,
         .eventHandlers,
     ]

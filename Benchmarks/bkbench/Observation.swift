@@ -1,0 +1,36 @@
+import BlocksBridge
+
+/// A state with an observed table (one trivial observer on `value`) and a plain twin.
+private func observationState() throws -> LuaState {
+    let state = try LuaState()
+    try state.run("""
+        local bk = require "bk"
+        local function task() end
+        observed = { value = 0, other = 0 }
+        bk.addObserverForKeyPath(observed, "value", task)
+        plain = { value = 0, other = 0 }
+        function observedWrites(n) local t = observed for i = 1, n do t.value = i end end
+        function plainWritesAndCalls(n) local t, f = plain, task for i = 1, n do t.value = i f(t) end end
+        function unobservedFieldWrites(n) local t = observed for i = 1, n do t.other = i end end
+        function plainWrites(n) local t = plain for i = 1, n do t.other = i end end
+        """)
+    return state
+}
+
+/// A write to an observed field with one trivial observer vs a plain write followed by a direct
+/// call of the same function (what a hand-written "setter that notifies" costs).
+func observedWriteBenchmark(writes: Int) throws -> Benchmark {
+    let state = try observationState()
+    return Benchmark(name: "observe: observed write vs write+call (\(writes / 1_000_000)M)", target: 2.0,
+                     ours: { try seconds { try state.run("observedWrites(\(writes))") } },
+                     reference: { try seconds { try state.run("plainWritesAndCalls(\(writes))") } })
+}
+
+/// A write to an unobserved field of a table that has an observation on another key vs a plain
+/// write to a table without observations.
+func unobservedWriteBenchmark(writes: Int) throws -> Benchmark {
+    let state = try observationState()
+    return Benchmark(name: "observe: unobserved field vs plain (\(writes / 1_000_000)M)", target: 1.5,
+                     ours: { try seconds { try state.run("unobservedFieldWrites(\(writes))") } },
+                     reference: { try seconds { try state.run("plainWrites(\(writes))") } })
+}

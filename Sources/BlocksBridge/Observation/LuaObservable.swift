@@ -1,0 +1,222 @@
+import CLua
+import CLuaShim
+
+/// A Swift class whose `@LuaObserved` properties Lua and Swift can observe.
+///
+/// ```swift
+/// final class Person: LuaObservable, LuaConvertible {   // LuaConvertible: lua.setGlobal("p", person)
+///     let luaObservers = LuaObservers()
+///     @LuaObserved("name") var name = ""
+///     @LuaObserved("age") var age = 0
+///
+///     static let luaClass = LuaClass(
+///         name: "Person",
+///         methods: LuaObservers.methods,               // person:bk_addObserverForKeyPath(...)
+///         properties: [.observable("name", \Person.name), .observable("age", \Person.age)])
+/// }
+///
+/// // Lua: bk.addObserverForKeyPath(person, "name", {"new"}, function(p, change) ... end)
+/// //      person.name = "Ada"          -- notifies Lua and Swift observers
+/// // Swift: person.name = "Grace"       -- notifies them too
+/// let token = person.luaObservers.observe("name") { change in print(change.new) }
+/// ```
+///
+/// Lua observes a Swift object through its userdata: observations never keep it alive, and end
+/// when Lua collects the userdata (no Lua reference to the object is left). Lua observers run with
+/// the state's lock held; set one object's properties from one thread at a time.
+public protocol LuaObservable: LuaBridged, SendableMetatype {
+    var luaObservers: LuaObservers { get }
+}
+
+/// The Lua and Swift observers of one Swift object; the object owns it.
+public final class LuaObservers {
+    /// What a Swift observer receives: the property and its values before and after the set.
+    public struct Change {
+        public let key: String
+        public let old: any LuaConvertible
+        public let new: any LuaConvertible
+    }
+
+    private var swiftObservers: [(id: Int, key: String, handler: (Change) -> Void)] = []
+    private var lastID = 0
+    /// States whose Lua code observes this object (weak: an object never keeps a state alive).
+    private var states: [WeakState] = []
+    /// The stack of the Lua thread setting a property right now (a coroutine's, maybe): Lua
+    /// observers of that state are called on it, never on a thread that is not running.
+    fileprivate var settingStack: LuaStack?
+
+    public init() {}
+
+    /// Calls `handler` after every set of the property `key` (from Swift or Lua). Returns a token
+    /// for `removeObserver`.
+    @discardableResult
+    public func observe(_ key: String, _ handler: @escaping (Change) -> Void) -> Int {
+        lastID += 1
+        swiftObservers.append((lastID, key, handler))
+        return lastID
+    }
+
+    public func removeObserver(_ token: Int) {
+        swiftObservers.removeAll { $0.id == token }
+    }
+
+    /// The functions of the Observation family, for a bridged class's `methods`, so that
+    /// `obj:bk_addObserverForKeyPath(...)` works on its objects.
+    public static var methods: [BKFunction] {
+        let names: Set = ["addObserverForKeyPath", "addObserverForKeyPaths", "removeObserverForKeyPath",
+                          "removeObserversWithIdentifier", "removeAllBlockObservers", "observers"]
+        return BKLibrary.observation.functions.filter { names.contains($0.name) }
+    }
+
+    // MARK: Notifying
+
+    func willChange<Owner: LuaObservable>(_ owner: Owner, key: String,
+                                          old: any LuaConvertible, new: any LuaConvertible) {
+        notifyLua(owner, key: key, old: old, new: new, isPrior: true)
+    }
+
+    func didChange<Owner: LuaObservable>(_ owner: Owner, key: String,
+                                         old: any LuaConvertible, new: any LuaConvertible) {
+        notifyLua(owner, key: key, old: old, new: new, isPrior: false)
+        let change = Change(key: key, old: old, new: new)
+        // A snapshot: a handler may add or remove observers.
+        for observer in swiftObservers where observer.key == key {
+            observer.handler(change)
+        }
+    }
+
+    private func notifyLua<Owner: LuaObservable>(_ owner: Owner, key: String, old: any LuaConvertible,
+                                                 new: any LuaConvertible, isPrior: Bool) {
+        states.removeAll { $0.state == nil }
+        for entry in states {
+            guard let state = entry.state else { continue }
+            let stack = settingStack.flatMap { $0.state === state ? $0 : nil } ?? state.stack
+            // A property may be set on any thread: Lua is entered only with the state's lock.
+            state.lock.lock()
+            defer { state.lock.unlock() }
+            let base = stack.top
+            defer { stack.top = base }
+            // Only a userdata Lua still holds can have observations: never create one here.
+            guard stack.pushExistingUserdata(of: owner) else { continue }
+            let object = stack.top
+            guard stack.rawGet(LuaStack.registryIndex, field: ObservationEngine.registryKey) == .table else { continue }
+            stack.rawGet(-1, field: "changed")
+            stack.pushCopy(of: object)
+            stack.push(key)
+            old.push(on: stack)
+            new.push(on: stack)
+            stack.push(isPrior)
+            // The engine reports task errors itself; this only fails on a bridge bug.
+            stack.callReportingErrors(arguments: 5, results: 0)
+        }
+    }
+
+    /// Called by the engine when Lua observes the userdata at `index`: true if it is an observable
+    /// Swift object (its observers now notify this state).
+    static func register(userdataAt index: Int32, in stack: LuaStack) -> Bool {
+        guard let observable = stack.bridgedObject(at: index) as? any LuaObservable else { return false }
+        let observers = observable.luaObservers
+        let state = stack.state
+        if !observers.states.contains(where: { $0.state === state }) {
+            observers.states.append(WeakState(state: state))
+        }
+        return true
+    }
+}
+
+private struct WeakState {
+    weak var state: LuaState?
+}
+
+extension LuaStack {
+    /// Pushes the userdata Lua already has for `object`; false (nothing pushed) when there is none.
+    func pushExistingUserdata(of object: AnyObject) -> Bool {
+        guard rawGet(LuaStack.registryIndex, field: LuaStack.identityCacheKey) == .table else {
+            pop()
+            return false
+        }
+        push(lightUserdata: UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque()))
+        if rawGet(-2) == .userdata {
+            remove(at: -2)
+            return true
+        }
+        pop(2)
+        return false
+    }
+}
+
+/// Declares an observable property of a `LuaObservable` class: every set, from Swift or from Lua
+/// (through `LuaProperty.observable`), notifies the object's Lua and Swift observers.
+/// The name is the key Lua observes: `@LuaObserved("name") var name = ""`.
+@propertyWrapper
+public struct LuaObserved<Value: LuaConvertible> {
+    public let key: String
+    private var value: Value
+
+    public init(wrappedValue: Value, _ key: String) {
+        self.key = key
+        self.value = wrappedValue
+    }
+
+    @available(*, unavailable, message: "@LuaObserved is only for properties of LuaObservable classes")
+    public var wrappedValue: Value {
+        get { fatalError("unreachable") }
+        set { fatalError("unreachable") }
+    }
+
+    // The enclosing-instance form: the setter knows the object, so it can notify its observers
+    // before (prior) and after the value is stored.
+    public static subscript<Owner: LuaObservable>(
+        _enclosingInstance owner: Owner,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Owner, LuaObserved<Value>>
+    ) -> Value {
+        get { owner[keyPath: storageKeyPath].value }
+        set {
+            let key = owner[keyPath: storageKeyPath].key
+            let old = owner[keyPath: storageKeyPath].value
+            owner.luaObservers.willChange(owner, key: key, old: old, new: newValue)
+            owner[keyPath: storageKeyPath].value = newValue
+            owner.luaObservers.didChange(owner, key: key, old: old, new: newValue)
+        }
+    }
+}
+
+extension LuaProperty {
+    /// A property Lua reads and writes as `obj.name`; writes go through the Swift setter, so an
+    /// `@LuaObserved` property notifies its observers. A value of the wrong type is an error.
+    public static func observable<T: LuaObservable, Value: LuaConvertible>(
+        _ name: String, _ keyPath: ReferenceWritableKeyPath<T, Value>
+    ) -> LuaProperty {
+        nonisolated(unsafe) let keyPath = keyPath  // immutable after creation
+        return .readWrite(name, get: { (object: T, stack: LuaStack) throws(LuaRaise) in
+            object[keyPath: keyPath].push(on: stack)
+        }, set: { (object: T, stack: LuaStack, value: Int32) throws(LuaRaise) in
+            guard let newValue = Value.read(from: stack, at: value) else {
+                throw .message("bad value for field '\(name)' of \(T.luaClass.name) "
+                               + "(\(Value.luaTypeName) expected, got \(stack.typeName(at: value)))")
+            }
+            let observers = object.luaObservers
+            let previous = observers.settingStack
+            observers.settingStack = stack
+            defer { observers.settingStack = previous }
+            object[keyPath: keyPath] = newValue
+        })
+    }
+}
+
+extension LuaStack {
+    /// For helpers that walk tables raw (`next`, `rawGet`, `rawLength`): the observed fields of
+    /// an observed table are not in the table itself but in a store (so that writing them reaches
+    /// `__newindex`). Pushes that store (a plain table: observed key -> value) and returns true
+    /// when the table at `index` is observed; pushes nothing and returns false otherwise.
+    public func pushObservedFields(of index: Int32) -> Bool {
+        guard type(at: index) == .table, pushMetatable(of: index) else { return false }
+        if rawGet(-1, field: ObservationEngine.storeField) == .table {
+            remove(at: -2)
+            return true
+        }
+        pop(2)
+        return false
+    }
+}

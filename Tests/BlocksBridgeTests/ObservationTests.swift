@@ -1,0 +1,214 @@
+import Testing
+import CLua
+@testable import BlocksBridge
+
+/// An observable Swift class, declared the way hosts declare theirs.
+private final class Person: LuaObservable, LuaConvertible {
+    let luaObservers = LuaObservers()
+    @LuaObserved("name") var name = "ada"
+    @LuaObserved("age") var age = 36
+    @LuaObserved("friend") var friend: String? = nil
+    var plain = 0
+
+    static let luaClass = LuaClass(
+        name: "test.Person",
+        methods: LuaObservers.methods,
+        properties: [
+            .observable("name", \Person.name), .observable("age", \Person.age),
+            .observable("friend", \Person.friend),
+        ])
+}
+
+/// A bridged class without observable properties.
+private final class Plain: LuaBridged {
+    static let luaClass = LuaClass(name: "test.Plain")
+}
+
+private func makeState(_ person: Person) throws -> LuaState {
+    let state = try LuaState()
+    state.installGlobals()
+    state.setGlobal("person", person)   // as the README shows hosts doing it
+    return state
+}
+
+private func string(_ values: [LuaValue]) -> String {
+    values.first?.description ?? "nil"
+}
+
+@Suite struct ObservationTests {
+    @Test func luaObservesASwiftPropertySetFromSwift() throws {
+        let person = Person()
+        let state = try makeState(person)
+        try state.run("""
+            log = {}
+            bk.addObserverForKeyPath(person, "name", {"new", "old"}, function(p, c)
+              log[#log + 1] = c.old .. "->" .. c.new .. (p == person and "" or " (wrong object)")
+            end)
+            """)
+        person.name = "grace"
+        person.name = "grace"
+        #expect(string(try state.run("return table.concat(log, ' ')")) == "ada->grace grace->grace")
+    }
+
+    @Test func luaSetsGoThroughTheSwiftSetterAndNotifyBothSides() throws {
+        let person = Person()
+        let state = try makeState(person)
+        var seen: [String] = []
+        let token = person.luaObservers.observe("age") { change in
+            seen.append("\(change.old)->\(change.new)")
+        }
+        try state.run("""
+            count = 0
+            bk.addObserverForKeyPath(person, "age", function() count = count + 1 end)
+            person.age = 37
+            """)
+        #expect(person.age == 37)
+        #expect(seen == ["36->37"])
+        #expect(string(try state.run("return count")) == "1")
+        person.luaObservers.removeObserver(token)
+        person.age = 38
+        #expect(seen == ["36->37"])
+        #expect(string(try state.run("return count, person.age")) == "2")
+    }
+
+    @Test func priorNotificationSeesTheOldValue() throws {
+        let person = Person()
+        let state = try makeState(person)
+        try state.run("""
+            log = {}
+            bk.addObserverForKeyPath(person, "name", {"prior", "new"}, function(p, c)
+              log[#log + 1] = (c.prior and "prior:" or "post:") .. p.name
+            end)
+            """)
+        person.name = "grace"
+        #expect(string(try state.run("return table.concat(log, ' ')")) == "prior:ada post:grace")
+    }
+
+    @Test func wrongTypeFromLuaIsAnErrorAndNothingChanges() throws {
+        let person = Person()
+        let state = try makeState(person)
+        #expect(throws: LuaError.self) { try state.run("person.age = 'old'") }
+        do {
+            try state.run("person.age = 'old'")
+        } catch {
+            #expect(error.message.contains("bad value for field 'age' of test.Person (number expected, got string)"))
+        }
+        #expect(person.age == 36)
+        try state.run("person.friend = 'bob'; person.friend = nil")
+        #expect(person.friend == nil)
+    }
+
+    @Test func methodsAndListingOnBridgedObjects() throws {
+        let person = Person()
+        let state = try makeState(person)
+        let values = try state.run("""
+            local id = person:bk_addObserverForKeyPath("name", {identifier = "x"}, function() end)
+            local list = person:observers()
+            person:bk_removeObserversWithIdentifier("x")
+            return id, #list, list[1].keyPaths[1], #bk.observers(person)
+            """)
+        #expect(values.map(\.description) == ["x", "1", "name", "0"])
+    }
+
+    @Test func keyPathThroughATableToASwiftObject() throws {
+        let person = Person()
+        let state = try makeState(person)
+        try state.run("""
+            model = { owner = person }
+            log = {}
+            bk.addObserverForKeyPath(model, "owner.name", {"new"}, function(m, c) log[#log + 1] = tostring(c.new) end)
+            """)
+        person.name = "grace"
+        try state.run("model.owner = nil")
+        person.name = "hopper"   // detached: no notification
+        #expect(string(try state.run("return table.concat(log, ' ')")) == "grace nil")
+    }
+
+    @Test func taskErrorsAreReportedAndOtherObserversRun() throws {
+        let person = Person()
+        let state = try makeState(person)
+        try state.run("""
+            ran = 0
+            errors = {}
+            debug.getregistry()["bk.onError"] = function(message) errors[#errors + 1] = message end
+            bk.addObserverForKeyPath(person, "name", function() error("boom") end)
+            bk.addObserverForKeyPath(person, "name", function() ran = ran + 1 end)
+            """)
+        person.name = "x"
+        #expect(string(try state.run("return ran")) == "1")
+        let reported = string(try state.run("return errors[1]"))
+        #expect(reported.contains("boom") && reported.contains("stack traceback"))
+    }
+
+    @Test func notObservableObjectsAreRejected() throws {
+        let state = try LuaState()
+        state.installGlobals()
+        let stack = state.stack
+        stack.pushGlobalTable()
+        stack.push(object: Plain())
+        stack.rawSet(-2, field: "plain")
+        stack.pop()
+        do {
+            try state.run("bk.addObserverForKeyPath(plain, 'x', function() end)")
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.message.contains("bad argument #1 to 'addObserverForKeyPath' (object is not observable)"))
+        }
+    }
+
+    @Test func observationsEndWithTheUserdataAndTheStateCanGo() throws {
+        let person = Person()
+        do {
+            let state = try makeState(person)
+            try state.run("""
+                bk.addObserverForKeyPath(person, "name", function() hits = (hits or 0) + 1 end)
+                person.name = "a"
+                """)
+            #expect(string(try state.run("return hits")) == "1")
+        }
+        // The state is gone: setting the property must not touch it.
+        person.name = "b"
+        #expect(person.name == "b")
+    }
+}
+
+extension ObservationTests {
+    @Test func setFromACoroutineNotifiesOnThatThread() throws {
+        let person = Person()
+        let state = try makeState(person)
+        let values = try state.run("""
+            local seen
+            bk.addObserverForKeyPath(person, "name", {"new"}, function(p, c)
+              seen = c.new .. (select(2, coroutine.running()) and " in main" or " in coroutine")
+            end)
+            local co = coroutine.wrap(function() person.name = "co" coroutine.yield() end)
+            co()
+            return seen
+            """)
+        #expect(values.first?.description == "co in coroutine")
+    }
+}
+
+extension ObservationTests {
+    @Test func rawWalkersFindObservedFields() throws {
+        let state = try LuaState()
+        state.installGlobals()
+        try state.run("t = {a = 1, b = 2}; bk.addObserverForKeyPath(t, 'a', function() end)")
+        let stack = state.stack
+        let base = stack.top
+        stack.pushGlobalTable()
+        stack.rawGet(-1, field: "t")
+        let table = stack.top
+        #expect(stack.rawGet(table, field: "a") == .nil)   // moved out of the table
+        stack.pop()
+        #expect(stack.pushObservedFields(of: table))
+        #expect(stack.rawGet(-1, field: "a") == .number)
+        stack.top = base
+        try state.run("bk.removeAllBlockObservers(t)")
+        stack.pushGlobalTable()
+        stack.rawGet(-1, field: "t")
+        #expect(!stack.pushObservedFields(of: -1))
+        #expect(stack.rawGet(-1, field: "a") == .number)
+        stack.top = base
+    }
+}
