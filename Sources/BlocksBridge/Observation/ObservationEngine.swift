@@ -286,17 +286,8 @@ local function proxyTable(t)
     elseif type(onewindex) == "function" then onewindex(t, k, v)
     else onewindex[k] = v end
   end
-  meta.__newindex = function(t, k, v)
-    local ls = links[k]
-    if ls == nil then return plainSet(t, k, v) end
-    local single = ls.single
-    if single and (onewindex == nil or store[k] ~= nil) then
-      -- The common case, kept short: one plain observer of this key.
-      store[k] = v
-      local ok, err = xpcall(single, traceback, t)
-      if not ok then report(err) end
-      return
-    end
+  -- Writes of observed keys: notifications around the store (the general case).
+  local function observedSet(t, k, v, ls)
     if ls.fast and (onewindex == nil or store[k] ~= nil) then
       -- Only plain observers of this very key: task(obj), nothing else to compute.
       store[k] = v
@@ -327,6 +318,27 @@ local function proxyTable(t)
       new = t[k]
     end
     postPass(ls, old, new)
+  end
+  if onewindex == nil then
+    -- The common case kept short: one plain observer of the key (`single`: its task).
+    meta.__newindex = function(t, k, v)
+      local ls = links[k]
+      if ls == nil then rawset(t, k, v) return end
+      local single = ls.single
+      if single then
+        store[k] = v
+        local ok, err = xpcall(single, traceback, t)
+        if not ok then report(err) end
+        return
+      end
+      return observedSet(t, k, v, ls)
+    end
+  else
+    meta.__newindex = function(t, k, v)
+      local ls = links[k]
+      if ls == nil then return plainSet(t, k, v) end
+      return observedSet(t, k, v, ls)
+    end
   end
   if not (original and rawget(original, "__len")) then
     meta.__len = function(t)
