@@ -20,7 +20,14 @@ let package = Package(
         // The C side of the boundary: Lua's macros as functions, the error trampoline, the allocator.
         .target(name: "CLuaShim", dependencies: ["CLua"], path: "Sources/CLuaShim"),
         .target(name: "BlocksBridge", dependencies: ["CLua", "CLuaShim"]),
-        .executableTarget(name: "bklua", dependencies: ["BlocksBridge", "CLua", "CLuaShim"]),
+        // bklua's line editor: Debian's libedit-dev (BSD editline), driven one key at a time.
+        .target(
+            name: "CEdit",
+            dependencies: ["CLua"],
+            path: "Sources/CEdit",
+            linkerSettings: [.linkedLibrary("edit")]
+        ),
+        .executableTarget(name: "bklua", dependencies: ["BlocksBridge", "CLua", "CLuaShim", "CEdit"]),
         .executableTarget(
             name: "bkbench",
             dependencies: ["BlocksBridge", "CLua", "CLuaShim"],

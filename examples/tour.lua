@@ -116,3 +116,13 @@ do
   bk.removeAllBlockObservers(person)
   print("restored, metatable:", getmetatable(person))
 end
+
+-- Embedding: the same module loads in the stock interpreter as a C module
+--    (scripts/build-module, then LUA_CPATH=".build/lua/?.so;;" lua5.4 examples/tour.lua) and in
+--    Swift hosts (examples/host). Every name is in docs/reference.md and, for editors, library/bk.lua.
+print("running in:", arg and arg[-1] or "a Swift host")
+
+-- The bklua prompt: `scripts/bklua` with no script is an interactive Lua with the loop alive. Try
+--   t = bk.scheduledTimerWithTimeInterval(2, function() print("tick") end, true)
+-- and keep typing (the ticks print above your line), Tab after `string.fo` or `bk_ma`, a table as
+-- an expression (`{1, {x = 2}}`), and Ctrl-C on `while true do end`.

@@ -26,7 +26,9 @@ do {
         try dynamicDelegateBenchmark(calls: 1_000_000 / scale),
         try observedWriteBenchmark(writes: 1_000_000 / scale),
         try unobservedWriteBenchmark(writes: 1_000_000 / scale),
-    ]
+        try typedRegisteredFunctionBenchmark(calls: 10_000_000 / scale),
+        try typedCallBenchmark(calls: 1_000_000 / scale),
+    ] + (try collectionBenchmarks(count: 1_000_000 / scale))
     try runBenchmarks(benchmarks, rounds: rounds, filter: filter)
 } catch {
     print("bkbench: \(error)")

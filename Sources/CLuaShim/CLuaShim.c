@@ -1,4 +1,6 @@
+#define _GNU_SOURCE  // dladdr
 #include "CLuaShim.h"
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -163,9 +165,31 @@ int bk_pcall(lua_State *L, int nargs, int nresults, int msgh) {
     if (rt != NULL) {
         saved = rt->swift_depth;
         rt->swift_depth = 0;
+        rt->pcall_depth++;
     }
     int status = lua_pcallk(L, nargs, nresults, msgh, 0, NULL);
-    if (rt != NULL) rt->swift_depth = saved;
+    if (rt != NULL) {
+        rt->swift_depth = saved;
+        rt->pcall_depth--;
+    }
+    return status;
+}
+
+int bk_resume(lua_State *co, lua_State *from, int nargs, int *nresults) {
+    // Same rule as bk_pcall: the coroutine's Lua code runs under the memory cap.
+    void *ud = NULL;
+    bk_runtime *rt = (lua_getallocf(co, &ud) == bk_alloc) ? (bk_runtime *)ud : NULL;
+    int saved = 0;
+    if (rt != NULL) {
+        saved = rt->swift_depth;
+        rt->swift_depth = 0;
+        rt->pcall_depth++;
+    }
+    int status = lua_resume(co, from, nargs, nresults);
+    if (rt != NULL) {
+        rt->swift_depth = saved;
+        rt->pcall_depth--;
+    }
     return status;
 }
 
@@ -275,6 +299,11 @@ lua_State *bk_mainthread(lua_State *L) {
 }
 
 int luaopen_bk(lua_State *L) {
+    // lua_close dlcloses C modules, but the Swift runtime and Dispatch's worker threads keep
+    // running code of this library until the process ends: pin it (never unloaded).
+    Dl_info info;
+    if (dladdr((void *)luaopen_bk, &info) != 0 && info.dli_fname != NULL)
+        (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
     int n = bk_open_module(L);
     if (n < 0) return lua_error(L);
     return n;

@@ -9,6 +9,14 @@ struct CommandLineOptions {
     var scriptIndex: Int
     /// Index in `argv` of the bad option, when parsing failed.
     var badOption: Int?
+    /// bklua's own sandbox options (`--sandbox`, `--memory-limit BYTES`, `--instruction-limit N`,
+    /// `--time-limit SECONDS`); they may appear anywhere among the interpreter options.
+    var sandbox = false
+    var memoryLimit = 0
+    var instructionLimit = 0
+    var timeLimit = 0.0
+    /// Indices in `argv` of those options and their values (skipped when running -e/-l/-W).
+    var sandboxArguments: Set<Int> = []
 
     /// Parses `argv` (argv[0] is the program name).
     init(_ argv: [String]) {
@@ -24,7 +32,11 @@ struct CommandLineOptions {
             switch option {
             case UInt8(ascii: "-"):
                 if i == 1, argv[i] == "--help" { help = true; return }
-                if hasExtra { badOption = i; return }
+                if hasExtra {
+                    guard parseSandboxOption(argv, at: &i) else { badOption = i; return }
+                    i += 1
+                    continue
+                }
                 scriptIndex = i + 1
                 return
             case 0:
@@ -51,6 +63,32 @@ struct CommandLineOptions {
             i += 1
         }
         scriptIndex = argv.count
+    }
+
+    /// Parses the long option at `i` (and its value, advancing `i`); false when it is unknown or
+    /// its value is missing or not a non-negative number.
+    mutating func parseSandboxOption(_ argv: [String], at i: inout Int) -> Bool {
+        let name = argv[i]
+        if name == "--sandbox" {
+            sandbox = true
+            sandboxArguments.insert(i)
+            return true
+        }
+        guard ["--memory-limit", "--instruction-limit", "--time-limit"].contains(name) else { return false }
+        guard i + 1 < argv.count else { return false }
+        let text = argv[i + 1]
+        switch name {
+        case "--time-limit":
+            guard let seconds = Double(text), seconds >= 0, seconds.isFinite else { return false }
+            timeLimit = seconds
+        default:
+            guard let value = Int(text), value >= 0 else { return false }
+            if name == "--memory-limit" { memoryLimit = value } else { instructionLimit = value }
+        }
+        sandboxArguments.insert(i)
+        sandboxArguments.insert(i + 1)
+        i += 1
+        return true
     }
 
     let argumentCount: Int

@@ -22,7 +22,8 @@ enum Help {
           -         stop handling options and execute stdin
           --help    show this help (first argument only)
 
-        Environment: LUA_INIT_5_4 or LUA_INIT (code, or @file, run first), LUA_PATH, LUA_CPATH.
+        Environment: LUA_INIT_5_4 or LUA_INIT (code, or @file, run first), LUA_PATH, LUA_CPATH;
+        for the REPL, BKLUA_HISTORY (history file, default ~/.bklua_history; empty: none) and NO_COLOR.
 
         The bk module (BlocksBridge \(BKModule.version)); reference: docs/reference.md,
         LuaLS annotations: library/bk.lua. From stock lua5.4: build bk.so with scripts/build-module.

@@ -1,14 +1,44 @@
 import BlocksBridge
+import CEdit
 import CLua
 import CLuaShim
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// lua.c's read-eval-print loop on plain lines (no line editing).
+/// lua.c's read-eval-print loop. On a terminal it edits lines with libedit (history, completion),
+/// pretty-prints results, keeps the event loop running at the prompt and turns Ctrl-C into an
+/// interruption of the running code; elsewhere it reads plain lines and prints with `print`.
 struct REPL {
     let runner: Runner
     var stack: LuaStack { runner.stack }
+    let editor: LineEditor?
+    let history: History?
+    let interrupts: InterruptWatcher
+    /// Colours in results: on a terminal, unless NO_COLOR is set (https://no-color.org) or TERM is dumb.
+    let colors: Bool
+
+    init(runner: Runner) {
+        self.runner = runner
+        // `-E` (registry LUA_NOENV, as lua.c sets it) also ignores BKLUA_HISTORY.
+        let environment = runner.stack.rawGet(LuaStack.registryIndex, field: "LUA_NOENV") == .nil
+        runner.stack.pop()
+        interrupts = InterruptWatcher(loop: runner.state.eventLoop)
+        let noColor = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false
+        let dumb = getenv("TERM").map { String(cString: $0) == "dumb" } ?? true
+        colors = isatty(0) != 0 && isatty(1) != 0 && !noColor && !dumb
+        if isatty(0) != 0 && isatty(1) != 0 {
+            let loop = EventLoopAtPrompt(state: runner.state)
+            editor = LineEditor(loop: loop, completer: Completer(stack: runner.stack))
+            let history = History(environment: environment)
+            history.load()
+            self.history = history
+        } else {
+            editor = nil
+            history = nil
+            cedit_watch_interrupts()
+        }
+    }
 
     func prompt(firstLine: Bool) -> String {
         stack.pushGlobalTable()
@@ -18,9 +48,21 @@ struct REPL {
         return text
     }
 
-    func readLine(firstLine: Bool) -> String? {
+    enum Chunk {
+        case loaded(source: String)
+        case failed(LuaError, source: String)
+        case cancelled
+    }
+
+    func readLine(firstLine: Bool) -> LineEditor.Input {
+        if let editor { return editor.readLine(prompt: prompt(firstLine: firstLine)) }
+        // Plain lines: work already due runs between them, and other threads' blocks may enter
+        // Lua while the read waits.
+        let loop = EventLoopAtPrompt(state: runner.state)
+        if (loop.secondsUntilNextWork ?? 1) <= 0 { loop.runDueWork() }
         StandardStreams.writeOutput(prompt(firstLine: firstLine))
-        return Swift.readLine(strippingNewline: true)
+        guard let line = loop.waitOutsideLua({ Swift.readLine(strippingNewline: true) }) else { return .endOfInput }
+        return .line(line)
     }
 
     /// True when `error` is a syntax error only because the chunk ended too soon.
@@ -28,29 +70,48 @@ struct REPL {
         error.kind == .syntax && error.message.hasSuffix("<eof>")
     }
 
-    /// Reads a complete chunk and pushes it compiled; nil at end of input.
-    func loadChunk() -> Result<Void, LuaError>? {
-        guard var line = readLine(firstLine: true) else { return nil }
+    /// Reads a complete chunk and pushes it compiled: `=expr` and bare expressions become
+    /// `return ...`; an incomplete chunk continues on the `>>` prompt. Nil at end of input.
+    func loadChunk() -> Chunk? {
+        var line: String
+        switch readLine(firstLine: true) {
+        case .line(let text): line = text
+        case .endOfInput: return nil
+        case .cancelled: return .cancelled
+        }
+        let typed = line
         if line.hasPrefix("=") { line = "return " + line.dropFirst() }
-        if (try? stack.load("return " + line, name: "=stdin")) != nil { return .success(()) }
+        if (try? stack.load("return " + line, name: "=stdin")) != nil { return .loaded(source: typed) }
         var chunk = line
+        var source = typed  // as typed, for the history
         while true {
             do {
                 try stack.load(chunk, name: "=stdin")
-                return .success(())
+                return .loaded(source: source)
             } catch {
-                guard REPL.isIncomplete(error), let more = readLine(firstLine: false) else {
-                    return .failure(error)
+                guard REPL.isIncomplete(error) else { return .failed(error, source: source) }
+                switch readLine(firstLine: false) {
+                case .line(let more):
+                    chunk += "\n" + more
+                    source += "\n" + more
+                case .endOfInput:
+                    if editor != nil { StandardStreams.writeOutput("\n") }  // off the `>>` prompt
+                    return .failed(error, source: source)
+                case .cancelled: return .cancelled
                 }
-                chunk += "\n" + more
             }
         }
     }
 
-    /// Prints the values on the stack above `base` with the global `print`.
+    /// Prints the values on the stack above `base`: pretty on a terminal, else with `print`.
     func printResults(above base: Int32) {
         let count = stack.top - base
         guard count > 0 else { return }
+        if editor != nil {
+            let printer = PrettyPrinter(stack: stack, width: terminalWidth() - 2, colors: colors)
+            StandardStreams.writeOutput(printer.describe(from: base + 1) + "\n")
+            return
+        }
         stack.pushGlobalTable()
         stack.rawGet(-1, field: "print")
         stack.remove(at: -2)
@@ -62,20 +123,39 @@ struct REPL {
         }
     }
 
+    func terminalWidth() -> Int {
+        var size = winsize()
+        if ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 20 { return Int(size.ws_col) }
+        return 80
+    }
+
+    /// Runs Lua with Ctrl-C armed to interrupt it, as lua.c's `docall` does.
+    func interruptible<R>(_ body: () -> R) -> R {
+        cedit_set_running_state(stack.L)
+        defer { cedit_set_running_state(nil) }
+        return body()
+    }
+
     func run() {
-        while let loaded = loadChunk() {
-            switch loaded {
-            case .success:
+        while let chunk = loadChunk() {
+            switch chunk {
+            case .loaded(let source):
+                history?.add(source)
                 let base = stack.top - 1
-                do {
-                    try stack.call(arguments: 0, results: LUA_MULTRET)
-                    printResults(above: base)
-                } catch {
-                    Runner.message(nil, error.description)
+                interruptible { () -> Void in
+                    do throws(LuaError) {
+                        try stack.call(arguments: 0, results: LUA_MULTRET)
+                        printResults(above: base)
+                    } catch {
+                        Runner.message(nil, error.description)
+                    }
                 }
                 stack.top = base
-            case .failure(let error):
+            case .failed(let error, let source):
+                history?.add(source)
                 Runner.message(nil, error.description)
+            case .cancelled:
+                break
             }
         }
         stack.top = 0

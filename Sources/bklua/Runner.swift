@@ -35,6 +35,10 @@ struct Runner {
         } else {
             text += "unrecognized option '\(badOption)'\n"
         }
+        // The usage text stays lua.c's (scripts compare it); the sandbox options are in the README.
+        if ["--memory-limit", "--instruction-limit", "--time-limit"].contains(badOption) {
+            text = "\(progname): '\(badOption)' needs a non-negative number\n"
+        }
         text += """
         usage: \(progname) [options] [script [args]]
         Available options are:
@@ -136,9 +140,13 @@ struct Runner {
     }
 
     /// Runs -e, -l and -W in command-line order, up to the script.
-    func runArguments(upTo limit: Int) -> Bool {
+    func runArguments(upTo limit: Int, skipping skipped: Set<Int>) -> Bool {
         var i = 1
         while i < limit {
+            if skipped.contains(i) {
+                i += 1
+                continue
+            }
             let arg = argv[i]
             let option = arg.dropFirst().first
             switch option {

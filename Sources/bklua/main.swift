@@ -47,8 +47,13 @@ func protectedMain(state: LuaState, argv: [String], progname: String) -> Int32 {
         runner.stack.push(true)
         runner.stack.rawSet(LuaStack.registryIndex, field: "LUA_NOENV")
     }
-    do {
-        try state.openStandardLibraries()
+    do throws(LuaError) {
+        if options.sandbox {
+            let status = bk_opensafelibs(state.L)
+            if status != LUA_OK { throw state.stack.popError(status: status) }
+        } else {
+            try state.openStandardLibraries()
+        }
     } catch {
         runner.report(error)
         return 1
@@ -56,8 +61,10 @@ func protectedMain(state: LuaState, argv: [String], progname: String) -> Int32 {
     state.installGlobals()
     runner.createArgTable(scriptIndex: options.scriptIndex)
     _ = bk_gc_generational(state.L)
+    applyLimits(options, to: state)
     if !options.ignoreEnvironment, !runner.handleLuaInit() { return 1 }
-    if !runner.runArguments(upTo: options.hasScript ? options.scriptIndex : argv.count) { return 1 }
+    if !runner.runArguments(upTo: options.hasScript ? options.scriptIndex : argv.count,
+                                skipping: options.sandboxArguments) { return 1 }
     if options.hasScript, !runner.handleScript(at: options.scriptIndex) { return 1 }
     if options.interactive {
         REPL(runner: runner).run()
@@ -74,6 +81,15 @@ func protectedMain(state: LuaState, argv: [String], progname: String) -> Int32 {
     // Like a Node.js process: after the script, the event loop runs until nothing is pending.
     state.eventLoop.run()
     return 0
+}
+
+/// The sandbox options: one budget for the whole run (LUA_INIT, -e, -l, the script, the REPL).
+func applyLimits(_ options: CommandLineOptions, to state: LuaState) {
+    if options.sandbox { bk_sethooks(state.L) }  // as LuaState(sandbox:) does
+    state.instructionLimit = options.instructionLimit
+    if options.timeLimit > 0 { state.timeLimit = .nanoseconds(Int64(options.timeLimit * 1e9)) }
+    state.memoryLimit = options.memoryLimit
+    state.resetLimits()
 }
 
 exit(bkluaMain())

@@ -114,4 +114,56 @@ import Testing
             """)
         #expect(result.map(\.description) == ["true", "3"])
     }
+
+    /// A Swift delegating class made with the public API: `.dynamicDelegate` property,
+    /// `registerDelegateProtocol`, and a method forwarding through a DelegateForwarder.
+    final class Thermometer: LuaBridged {
+        var readings = 0
+        static let luaClass = LuaClass(
+            name: "test.Thermometer",
+            methods: [
+                BKFunction("measure") { stack throws(LuaRaise) in
+                    let thermometer = try stack.checkObject(Thermometer.self, at: 1)
+                    guard let proto = DelegateProtocol.named("ThermometerDelegate", in: stack) else { return 0 }
+                    let forwarder = try DelegateForwarder(stack: stack, object: 1, protocol: proto)
+                    var accepted = true
+                    forwarder.call("thermometer:shouldReport:", arguments: { stack in
+                        stack.push(21.5)
+                        return 1
+                    }, result: { stack in accepted = stack.toBool(-1) })
+                    if accepted { thermometer.readings += 1 }
+                    try forwarder.raisePendingError()
+                    stack.push(accepted)
+                    return 1
+                },
+            ],
+            properties: [.dynamicDelegate(protocol: "ThermometerDelegate")])
+    }
+
+    @Test func swiftClassWithADynamicDelegateProperty() throws {
+        let state = try LuaState()
+        let stack = state.stack
+        DelegateProtocol(name: "ThermometerDelegate", methods: [
+            "thermometer:shouldReport:": .init(combine: .and, defaultValue: nil),
+        ]).register(in: stack)
+        LuaClass.registerDelegateProtocol("ThermometerDelegate", for: Thermometer.luaClass, in: stack)
+        let thermometer = Thermometer()
+        stack.pushGlobalTable()
+        stack.push(object: thermometer)
+        stack.rawSet(-2, field: "thermometer")
+        stack.pop()
+        let result = try state.run("""
+            local bk = require "bk"
+            local t = thermometer
+            local answers = { t:measure() }            -- no block, no real delegate: default nil
+            t.delegate:implementMethod("thermometerShouldReport", function(th, c) return c > 20 end)
+            answers[#answers + 1] = t:measure()
+            local real = { thermometerShouldReport = function(self, th, c) return false end }
+            t.delegate = real                         -- combine "and": real says no
+            answers[#answers + 1] = t:measure()
+            return answers[1], answers[2], answers[3], bk.dynamicDelegate(t) == t.delegate
+            """)
+        #expect(result.map(\.description) == ["false", "true", "false", "true"])
+        #expect(thermometer.readings == 1)
+    }
 }

@@ -202,4 +202,57 @@ private func makeState() throws -> LuaState {
         #expect(result[2].description.contains("second"))
         #expect(result[2].description.contains("stack traceback:"))
     }
+
+    @Test func hostsScheduleLuaFunctionsWithAnObject() throws {
+        let state = try makeState()
+        let loop = state.eventLoop
+        let stack = state.stack
+        try state.run("got = nil; target = {name = 'target'}; function record(obj) got = obj.name end")
+        let handle = state.lock.withLock {
+            stack.pushGlobalTable()
+            stack.rawGet(-1, field: "record")
+            stack.rawGet(-2, field: "target")
+            let handle = loop.perform(after: 0.01, functionAt: -2, object: -1, in: stack)
+            stack.pop(3)
+            return handle
+        }
+        #expect(loop.pendingCount == 1)
+        #expect(loop.run(seconds: 30) == true)
+        #expect(handle.isFinished)
+        #expect(try state.run("return got").first?.description == "target")
+    }
+
+    @Test func closingTheStateReleasesTheLoopAndWhatIsStillScheduled() throws {
+        weak var weakLoop: EventLoop?
+        weak var weakTimer: BlockTimer?
+        do {
+            let state = try makeState()
+            let loop = state.eventLoop
+            weakLoop = loop
+            loop.perform(after: 60) {}
+            weakTimer = loop.scheduledTimer(interval: 60, repeats: true) { _ in }
+            try state.run("bk.performBlock(function() end, 60) bk.scheduledTimerWithTimeInterval(60, print, true)")
+            #expect(loop.pendingCount == 4)
+        }
+        #expect(weakLoop == nil, "scheduled work kept the loop alive")
+        #expect(weakTimer == nil)
+    }
+
+    @Test func swiftTimerFireRunsNowAndInvalidatesANonRepeatingTimer() throws {
+        let state = try makeState()
+        let loop = state.eventLoop
+        let fired = Trail<Int>()
+        let once = loop.timer(interval: 60, repeats: false) { _ in fired.append(1) }
+        once.fire()
+        once.fire()
+        #expect(fired.values == [1])
+        #expect(!once.isValid)
+        let repeating = loop.scheduledTimer(interval: 60, repeats: true) { _ in fired.append(2) }
+        repeating.fire()
+        #expect(repeating.isValid)
+        #expect(loop.pendingCount == 1)
+        repeating.invalidate()
+        #expect(fired.values == [1, 2])
+        #expect(loop.pendingCount == 0)
+    }
 }

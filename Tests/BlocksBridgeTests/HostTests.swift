@@ -124,6 +124,30 @@ private struct SwiftFailure: Error, CustomStringConvertible {
         #expect(throws: LuaError.self) { try table.call() }
     }
 
+    @Test func luaRefFieldsAndMethodsRunMetamethods() throws {
+        let state = try LuaState()
+        let object = try state.run("""
+            local Account = {}
+            Account.__index = function(t, k) return k == "kind" and "account" or Account[k] end
+            function Account:deposit(n) self.balance = self.balance + n; return self.balance end
+            return setmetatable({balance = 10}, Account)
+            """, as: LuaRef.self)
+        #expect(try object.field("kind", as: String.self) == "account")    // through __index
+        #expect(try object.callMethod("deposit", 5, as: Int.self) == 15)
+        try object.setField("balance", 100)
+        #expect(try object.field("balance", as: Int.self) == 100)
+        let missing = #expect(throws: LuaError.self) { try object.callMethod("withdraw", 1) }
+        #expect(missing?.message.contains("attempt to call a nil value") == true)
+        let counter = Counter(name: "c")
+        state.setGlobal("counter", counter)
+        let bridged = try state.global("counter", as: LuaRef.self)
+        #expect(try bridged.callMethod("increment", 4, as: Int.self) == 4)
+        try bridged.setField("count", 9)
+        #expect(counter.count == 9)
+        let readOnly = #expect(throws: LuaError.self) { try bridged.setField("name", "x") }
+        #expect(readOnly?.message.hasSuffix("field 'name' of Counter is read-only") == true)
+    }
+
     @Test func luaRefOutlivingItsStateThrows() throws {
         var state: LuaState? = try LuaState()
         let f = try state?.run("return print", as: LuaRef.self)
@@ -213,6 +237,26 @@ private struct SwiftFailure: Error, CustomStringConvertible {
         #expect(try state.call("bk.version", as: String.self) == BKModule.version)
     }
 
+    @Test func bkHelpersFromSwiftWithSwiftClosures() async throws {
+        let state = try LuaState()
+        let tens = try state.call("bk.map", [1, 2, 3], LuaClosure { (x: Int) in x * 10 }, as: [Int].self)
+        #expect(tens == [10, 20, 30])
+        let sum = try state.call("bk.reduce", [1, 2, 3, 4], 0, LuaClosure { (acc: Int, x: Int) in acc + x }, as: Int.self)
+        #expect(sum == 10)
+        let adults = try state.call("bk.select", ["ann": 31, "bob": 17],
+                                    LuaClosure { (_: String, age: Int) in age >= 18 }, as: [String: Int].self)
+        #expect(adults == ["ann": 31])
+        let error = #expect(throws: LuaError.self) {
+            try state.call("bk.map", [1], LuaClosure(name: "negate") { (x: Bool) in !x }, as: [Bool].self)
+        }
+        #expect(error?.message.hasSuffix("bad argument #1 to 'negate' (boolean expected, got number)") == true)
+        var fired: [String] = []
+        let handle = try await state.callUntilIdle("bk.performBlock", LuaClosure { () in fired.append("swift block") }, 0.01,
+                                                   as: LuaRef.self)
+        #expect(fired == ["swift block"])
+        #expect(try handle.field("isFinished", as: Bool.self))
+    }
+
     // MARK: Swift classes
 
     @Test func bridgedClassesHaveTypedMethodsAndProperties() throws {
@@ -264,10 +308,31 @@ private struct SwiftFailure: Error, CustomStringConvertible {
 
     @Test func asyncEntryPoints() async throws {
         let state = try LuaState()
-        #expect(try await state.run("return 40 + 2", as: Int.self) == 42)
+        #expect(try await state.runUntilIdle("return 40 + 2", as: Int.self) == 42)
         try state.run("function twice(x) return x * 2 end")
-        #expect(try await state.call("twice", 21, as: Int.self) == 42)
-        await #expect(throws: LuaError.self) { try await state.run("error('async boom')", as: Int?.self) }
+        #expect(try await state.callUntilIdle("twice", 21, as: Int.self) == 42)
+        await #expect(throws: LuaError.self) { try await state.runUntilIdle("error('async boom')", as: Int?.self) }
+    }
+
+    @Test func asyncEntryPointsRunWhatTheCodeScheduled() async throws {
+        let state = try LuaState()
+        let steps = try await state.runUntilIdle("""
+            local bk = require "bk"
+            steps = {}
+            bk.performBlock(function() steps[#steps + 1] = "block" end, 0.02)
+            local ticks = 0
+            bk.scheduledTimerWithTimeInterval(0.005, function(timer)
+              ticks = ticks + 1
+              if ticks == 3 then steps[#steps + 1] = "timer"; timer:invalidate() end
+            end, true)
+            return #steps
+            """, as: Int.self)
+        #expect(steps == 0)  // the result is read before the loop runs
+        #expect(try state.global("steps", as: [String].self).sorted() == ["block", "timer"])
+        try state.run("function later(x) require('bk').performBlock(function() result = x * 2 end, 0.01) return x end")
+        #expect(try await state.callUntilIdle("later", 21, as: Int.self) == 21)
+        #expect(try state.global("result", as: Int.self) == 42)
+        #expect(state.eventLoop.pendingCount == 0)
     }
 
     // MARK: The C module entry

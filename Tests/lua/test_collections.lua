@@ -583,3 +583,61 @@ test("sets: elements added during a walk are not visited", function()
   eq(seen, 2)
   eq(#s, 4)
 end)
+
+test("a hand-made table claiming a set kind without membership does not crash", function()
+  local fake = setmetatable({ 1, 2, 3 }, { __bkkind = 2 })
+  eq(bk.kind(fake), "set")
+  bk.performReject(fake, function(x) return x == 2 end)
+  deepEq(list(fake), { 1, 3 })
+  raises("bad argument #1 to 'add' (set expected, got table)", bk.set().add, fake, 4)
+  local fakeIndex = setmetatable({ "x", 3 }, { __bkkind = 4 })
+  eq(bk.indexSet().contains(fakeIndex, 3), false)
+end)
+
+test("index set ranges are bounded", function()
+  raises("bad argument #2 to 'indexSet' (count too large)", bk.indexSet, 0, 1 << 40)
+  raises("bad argument #2 to 'indexSet' (count too large)", bk.indexSet, math.maxinteger, 2)
+  eq(#bk.indexSet(10, 1000), 1000)
+end)
+
+test("many extra arguments are harmless", function()
+  local args = {}
+  for i = 1, 200 do args[i] = i end
+  deepEq(list(bk.map({ 1, 2 }, function(x) return x end, table.unpack(args))), { 1, 2 })
+end)
+
+test("performSelect: a position made nil by a block ends the array there", function()
+  local a = { 1, 2, 3, 4, 5 }
+  bk.performSelect(a, function(x) if x == 2 then a[4] = nil end return true end)
+  deepEq(a, { 1, 2, 3 })
+end)
+
+test("helpers survive a full garbage collection inside every block", function()
+  local function gc(...) collectgarbage() return ... end
+  for _, make in pairs(listKinds) do
+    local m = bk.map(make(), function(x) gc() return { x } end)
+    eq(#m, 4); eq(m[4][1], 4)
+    eq(#bk.select(make(), function(x) gc() return x > 2 end), 2)
+    eq(bk.reduce(make(), 0, function(a, x) gc() return a + x end), 10)
+  end
+  local d = bk.map(dict(), function(k, v) gc() return { v } end)
+  eq(d.c[1], 3)
+  local m = bk.map({ 1, 2, 3 }, function(x) gc() return { x } end)
+  eq(m[3][1], 3)
+end)
+
+test("a block that yields gets Lua's error, the coroutine fails cleanly", function()
+  local co = coroutine.create(function()
+    bk.each({ 1, 2 }, function(x) coroutine.yield(x) end)
+  end)
+  local okResume, err = coroutine.resume(co)
+  ok(not okResume)
+  ok(tostring(err):find("yield across", 1, true), err)
+end)
+
+test("deep recursion through helpers ends with a stack overflow error, not a crash", function()
+  local function deep(n) return bk.map({ n }, function(x) return deep(x + 1) end) end
+  local okCall, err = pcall(deep, 1)
+  ok(not okCall)
+  ok(tostring(err):find("overflow", 1, true), err)
+end)

@@ -554,3 +554,42 @@ test("cached dispatchers follow changes of blocks and real delegate", function()
   eq(dd:alertViewShouldEnableFirstOtherButton(false), false)
   eq(dd:alertViewShouldEnableFirstOtherButton(nil), nil)
 end)
+
+test("a redeclared protocol: obj.delegate and dynamicDelegate(obj) still agree", function()
+  local first = bk.protocol("TestRedeclaredDelegate", { ping = {} })
+  local Thing = {}
+  Thing.__index = Thing
+  bk.registerDynamicDelegate(Thing, "TestRedeclaredDelegate")
+  local thing = setmetatable({}, Thing)
+  eq(thing.delegate.protocol, first)
+  local second = bk.protocol("TestRedeclaredDelegate", { ping = {}, pong = { returns = 1 } })
+  eq(thing.delegate.protocol, second)
+  eq(thing.delegate, bk.dynamicDelegate(thing))
+  eq(thing.delegate:pong(), 1)
+end)
+
+test("registerDynamicDelegate hooks a class with a strict metatable without tripping it", function()
+  local Strict = setmetatable({}, { __newindex = function(t, k) error("class is frozen: " .. k) end })
+  rawset(Strict, "__index", Strict)
+  rawset(Strict, "new", function() return setmetatable({}, Strict) end)
+  rawset(Strict, "hello", function() return "hi" end)
+  bk.registerDynamicDelegate(Strict, AlertDelegate)
+  local s = Strict.new()
+  eq(s:hello(), "hi")
+  eq(s.delegate.protocol, AlertDelegate)
+  s.field = 1
+  eq(rawget(s, "field"), 1)
+end)
+
+test("a parser's delegate and its blocks do not keep the parser alive", function()
+  local weak = setmetatable({}, { __mode = "k" })
+  do
+    local p = bk.XMLParser("<a/>")
+    p.delegate:implementMethod("parserDidStartElement", function() return p end)
+    p.delegate = { keep = p }
+    weak[p] = true
+  end
+  collectgarbage()
+  collectgarbage()
+  eq(next(weak), nil)
+end)

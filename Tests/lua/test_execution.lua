@@ -312,6 +312,15 @@ test("a concurrent queue runs every block, on worker threads", function()
   ok(threads[bk.threadId()] == nil, "ran on the main thread")
 end)
 
+test("bk.run from a background block is an error (reported), the loop goes on", function()
+  local messages = capturingErrors(function()
+    bk.performBlockInBackground(function() bk.run() end, 0)
+    eq(bk.run(), true)
+  end)
+  eq(#messages, 1)
+  ok(messages[1]:find("bk.run cannot run the loop from a block of another queue", 1, true), messages[1])
+end)
+
 test("a background block can schedule main-queue blocks", function()
   local where
   bk.performBlockInBackground(function()
@@ -389,3 +398,33 @@ test("a script error exits with status 1 without running the loop", function()
   eq(code, 1)
   ok(not out:find("must not run", 1, true), out)
 end)
+
+-- In the stock interpreter (bk.so), the interpreter's thread holds the state except while bk.run
+-- sleeps: background blocks wait for the script, then run, never beside Lua code of the loop.
+local MODULE_DIR = os.getenv("BK_MODULE_DIR")
+if MODULE_DIR then
+  test("stock lua5.4 with bk.so: background blocks run only while bk.run sleeps", function()
+    local script = [[
+      local bk = require "bk"
+      local seen, inside, overlaps = {}, false, 0
+      for i = 1, 4 do
+        bk.performBlockInBackground(function()
+          if inside then overlaps = overlaps + 1 end
+          inside = true
+          local s = os.clock() + 0.005 while os.clock() < s do end
+          seen[#seen + 1] = bk.threadId()
+          inside = false
+        end, 0)
+      end
+      local t = bk.scheduledTimerWithTimeInterval(0.001, function() if inside then overlaps = overlaps + 1 end end, true)
+      bk.performBlock(function() t:invalidate() end, 0.1)
+      local s = os.clock() + 0.03 while os.clock() < s do end
+      io.write(#seen, " ")
+      print(bk.run(), #seen, overlaps, seen[1] ~= bk.threadId())
+    ]]
+    local out, code = shell("LUA_CPATH='" .. MODULE_DIR .. "/?.so;;' " .. (os.getenv("LUA") or "lua5.4")
+      .. " -e '" .. script:gsub("'", "'\\''") .. "'")
+    eq(out, "0 true\t4\t0\ttrue\n")
+    eq(code, 0)
+  end)
+end

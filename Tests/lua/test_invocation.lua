@@ -95,3 +95,10 @@ test("reference.md and bk.lua document every collection, association and invocat
   ok(reference:find("\n### bk.null\n", 1, true), "bk.null heading")
   ok(annotations:find("\nbk.null = ", 1, true), "bk.null annotation")
 end)
+
+test("invoke with many arguments", function()
+  local args = {}
+  for i = 1, 5000 do args[i] = i end
+  local inv = bk.invocationWithTarget(0, function(t, ...) return select("#", ...) end)
+  eq(inv:invoke(table.unpack(args)), 5000)
+end)

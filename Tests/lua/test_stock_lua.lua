@@ -61,6 +61,20 @@ test("require from a coroutine, then use from the main thread", function()
   eq(code, 0)
 end)
 
+test("the interpreter's thread holds the state: background blocks wait for bk.run", function()
+  local out, code = stock([[
+    local bk = require "bk"
+    local cancelledRan = false
+    local h = bk.performBlockInBackground(function() cancelledRan = true end, 0)
+    h:cancel()  -- the worker waits for the state the script holds, so it has not started
+    local ran = false
+    bk.performBlockInBackground(function() ran = true end, 0)
+    print(bk.run(), cancelledRan, h.isCancelled, ran)
+  ]])
+  eq(out, "true\tfalse\ttrue\ttrue\n")
+  eq(code, 0)
+end)
+
 test("closing the interpreter with bridge objects alive exits cleanly", function()
   local out, code = stock([[
     local bk = require "bk"
@@ -71,4 +85,18 @@ test("closing the interpreter with bridge objects alive exits cleanly", function
   ]])
   eq(out, "")
   eq(code, 0)
+end)
+
+test("exiting with background blocks and timers pending exits cleanly (bk.so stays loaded)", function()
+  for _ = 1, 10 do  -- the crash this guards against was intermittent
+    local out, code = stock([[
+      local bk = require "bk"
+      for i = 1, 5 do bk.performBlockInBackground(function() print("never") end, 0) end
+      bk.performBlock(function() print("never") end, 5)
+      bk.scheduledTimerWithTimeInterval(0.01, function() end, true)
+      print("bye")
+    ]])
+    eq(out, "bye\n")
+    eq(code, 0)
+  end
 end)

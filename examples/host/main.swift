@@ -1,5 +1,7 @@
-// An example host: exposes a Swift object to a Lua script, runs the script, calls its functions
-// with typed arguments and results, and checks what the script did. Run: swift run HostExample
+// An example host: exposes a Swift object to a Lua script, gives it a delegate implemented in Lua
+// (a dynamic delegate), lets the script schedule blocks and timers on the event loop, calls the
+// script's functions with typed arguments and results, and checks what happened.
+// Run: swift run HostExample
 import BlocksBridge
 #if canImport(Glibc)
 import Glibc
@@ -14,7 +16,7 @@ var failures = 0
     if !condition { failures += 1 }
 }
 
-@MainActor func runExample() throws(LuaError) {
+@MainActor func runExample() async throws(LuaError) {
     let lua = try LuaState()
     let thermostat = Thermostat(room: "kitchen", temperature: 18, target: 18)
     var reports: [String] = []
@@ -23,19 +25,33 @@ var failures = 0
     lua.setGlobal("thermostat", thermostat)
     lua.register("report") { (line: String) in reports.append(line) }
 
-    // Run the script: it sets a property and defines `settle`.
-    let version = try lua.runFile(scriptDirectory + "/thermostat.lua", as: String.self)
+    // Declare the delegate protocol and attach the object's dynamic delegate.
+    try lua.call("bk.protocol", "ThermostatDelegate", Thermostat.delegateProtocol)
+    thermostat.delegate = try lua.call("bk.dynamicDelegate", thermostat, as: LuaRef.self)
+
+    // Run the script, then the event loop until its timer and delayed block are done.
+    let version = try await lua.runFileUntilIdle(scriptDirectory + "/thermostat.lua", as: String.self)
     check(version == BKModule.version, "the script ran and returned bk.version() (\(version))")
     check(thermostat.target == 21.5, "the script set thermostat.target (\(thermostat.target))")
-    check(thermostat.log == ["target set by the script"], "the script called a Swift method")
+    check(thermostat.temperature == 21.5, "the script's timer stepped the thermostat to \(thermostat.temperature)")
+    check(thermostat.log == ["target set by the script", "a delayed block ran"],
+          "the script called a Swift method, now and from a delayed block: \(thermostat.log)")
+    check(reports == ["kitchen reached 21.5"], "the Lua delegate was told, through a Swift closure: \(reports)")
 
     // Call a Lua function with typed arguments and a typed result.
-    let steps = try lua.call("settle", 0.5, 100, as: Int.self)
-    check(steps == 7 && thermostat.temperature == 21.5, "settle took \(steps) steps to \(thermostat.temperature)")
-    check(reports == ["kitchen reached 21.5 in 7 steps"], "the script reported through a Swift closure")
+    thermostat.target = 19  // Swift-side writes are what the script reads next
+    let steps = try lua.call("settle", 1.0, 100, as: Int.self)
+    check(steps == 3 && thermostat.temperature == 19, "settle took \(steps) steps to \(thermostat.temperature)")
+
+    // The delegate decides: its Lua block answers false for the cellar.
+    let cellar = Thermostat(room: "cellar", temperature: 10, target: 12)
+    cellar.delegate = try lua.call("bk.dynamicDelegate", cellar, as: LuaRef.self)
+    lua.setGlobal("thermostat", cellar)
+    try lua.call("attachDelegate", cellar)
+    check(try lua.call("settle", 1.0, 5, as: Int.self) == 5 && cellar.temperature == 10,
+          "the cellar's Lua delegate said no: it stayed at \(cellar.temperature)")
 
     // Errors come back as Swift errors with the Lua message and traceback.
-    thermostat.target = 19  // Swift-side writes are what the script reads next
     do {
         _ = try lua.call("settle", "fast", 1, as: Int.self)
         check(false, "a bad argument is an error")
@@ -46,7 +62,7 @@ var failures = 0
 }
 
 do {
-    try runExample()
+    try await runExample()
 } catch {
     print("host example: \(error)")
     failures += 1

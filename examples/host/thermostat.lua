@@ -5,6 +5,24 @@ local bk = require "bk"
 thermostat.target = 21.5
 thermostat:note("target set by the script")
 
+-- A thermostat's delegate, implemented in Lua on its dynamic delegate (the host calls this too).
+function attachDelegate(t)
+  local delegate = bk.dynamicDelegate(t)
+  delegate:implementMethod("thermostatShouldChange", function(t)
+    return t.room ~= "cellar"  -- the cellar stays as it is
+  end)
+  delegate:implementMethod("thermostatDidReachTarget", function(t, temperature)
+    report(string.format("%s reached %.1f", t.room, temperature))
+  end)
+end
+attachDelegate(thermostat)
+
+-- Scheduled blocks: a timer steps the thermostat until it is there; a delayed block notes the time.
+bk.scheduledTimerWithTimeInterval(0.01, function(timer)
+  if thermostat:step(0.5) == thermostat.target then timer:invalidate() end
+end, true)
+bk.performBlock(function() thermostat:note("a delayed block ran") end, 0.02)
+
 -- Called by the host with typed arguments; returns how many steps it took.
 function settle(stepSize, limit)
   local steps = 0
@@ -12,7 +30,6 @@ function settle(stepSize, limit)
     thermostat:step(stepSize)
     steps = steps + 1
   end
-  report(string.format("%s reached %.1f in %d steps", thermostat.room, thermostat.temperature, steps))
   return steps
 end
 

@@ -33,6 +33,9 @@ enum CollectionConstructors {
         return 1
     }
 
+    /// The largest range `indexSet(first, count)` builds (a bound, so a typo cannot exhaust memory).
+    static let maximumRange: Int64 = 1 << 24
+
     /// indexSet(list) or indexSet(first [, count = 1]).
     static func makeIndexSet(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
         var indexes: [Int64] = []
@@ -41,8 +44,14 @@ enum CollectionConstructors {
             let count = try stack.optInteger(2, default: 1)
             try stack.argCheck(first >= 0, 1, "index must be non-negative")
             try stack.argCheck(count >= 0, 2, "count must be non-negative")
-            try stack.argCheck(count <= Int64(Int32.max) && first <= Int64.max - count, 2, "count too large")
-            indexes = Array(first ..< first + count)
+            try stack.argCheck(count <= maximumRange && first <= Int64.max - count, 2, "count too large")
+            stack.top = 0
+            stack.pushNewCollection(.indexSet, arrayCount: Int32(count))
+            for i in 0 ..< count {
+                stack.push(first + i)
+                stack.rawSet(1, i + 1)
+            }
+            return 1
         } else if !stack.isNoneOrNil(1) {
             let kind = try stack.checkCollection(1)
             var bad: Int64 = 0

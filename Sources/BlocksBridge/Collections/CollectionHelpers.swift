@@ -66,9 +66,10 @@ enum CollectionHelpers {
         let block = try LuaBlock(stack, argument: 3)
         stack.pushCopy(of: 2)
         let accumulator = stack.top
-        try CollectionAlgorithms.reduce(LuaCollection(stack, 1, kind: kind, callee: block.function), ()) { (_, entry) throws(LuaRaise) in
+        let walk = LuaCollection(stack, 1, kind: kind, callee: block.function, prefix: accumulator)
+        try CollectionAlgorithms.reduce(walk, ()) { (_, entry) throws(LuaRaise) in
             try block.transform(entry, prefix: accumulator)
-            stack.replace(at: accumulator)
+            lua_copy(stack.L, -1, accumulator)  // the walk pops the result
         }
         stack.top = accumulator
         return 1
@@ -83,7 +84,8 @@ enum CollectionHelpers {
         let block = try LuaBlock(stack, argument: 3)
         if integer { stack.push(initialInteger) } else { stack.push(initialFloat) }
         let accumulator = stack.top
-        try CollectionAlgorithms.reduce(LuaCollection(stack, 1, kind: kind, callee: block.function), ()) { (_, entry) throws(LuaRaise) in
+        let walk = LuaCollection(stack, 1, kind: kind, callee: block.function, prefix: accumulator)
+        try CollectionAlgorithms.reduce(walk, ()) { (_, entry) throws(LuaRaise) in
             try block.transform(entry, prefix: accumulator)
             if integer {
                 guard let value = stack.toInteger(-1) else {

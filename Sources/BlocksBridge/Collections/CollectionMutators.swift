@@ -22,7 +22,8 @@ enum CollectionMutators {
             stack.top = 1
             return 1
         }
-        if kind.hasMembership { stack.pushMembers(of: 1) } else { stack.pushNil() }
+        // A hand-made table claiming to be a set may lack a membership table: then there is none to update.
+        let hasMembers = kind.hasMembership ? stack.pushMembers(of: 1) : { stack.pushNil(); return false }()
         let members = stack.top
         let count = stack.rawLength(1)
         var written: Int64 = 0
@@ -36,7 +37,7 @@ enum CollectionMutators {
                         stack.pushCopy(of: entry.value)
                         stack.rawSet(1, written)
                     }
-                } else if kind.hasMembership, !stack.isNaN(entry.value) {
+                } else if hasMembers, !stack.isNaN(entry.value) {
                     stack.pushCopy(of: entry.value)
                     stack.pushNil()
                     stack.rawSet(members)

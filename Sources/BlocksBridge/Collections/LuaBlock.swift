@@ -26,6 +26,7 @@ struct LuaBlock {
     func pushCall(_ entry: LuaEntry, prefix: Int32 = 0) -> Int32 {
         if entry.callee != 0 {
             if prefix == 0 { return 1 }
+            if entry.prefix == prefix { return 2 }
             stack.pushCopy(of: prefix)
             lua_rotate(stack.L, entry.value, 1)
             return 2
@@ -45,14 +46,13 @@ struct LuaBlock {
         try stack.callBlock(arguments: count, results: 0, handler: handler)
     }
 
-    /// Calls the block on the entry and returns whether its answer is truthy.
+    /// Calls the block on the entry and returns whether its answer is truthy. The answer stays on
+    /// the stack: the walk restores the top after each visit.
     @inline(__always)
     func test(_ entry: LuaEntry) throws(LuaRaise) -> Bool {
         let count = pushCall(entry)
         try stack.callBlock(arguments: count, results: 1, handler: handler)
-        let answer = stack.toBool(-1)
-        stack.pop()
-        return answer
+        return stack.toBool(-1)
     }
 
     /// Calls the block on the entry and leaves its one result on top.

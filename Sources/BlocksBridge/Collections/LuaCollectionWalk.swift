@@ -12,12 +12,16 @@ public struct LuaEntry {
     /// Stack index of a copy of the block just below the value, ready for a call that consumes
     /// both (list walks given a `callee`); 0 otherwise. After such a call `value` is gone.
     public let callee: Int32
+    /// Stack index of the walk's `prefix` slot when a copy of it sits between the block and the
+    /// value (reduce's accumulator), else 0.
+    public let prefix: Int32
 
-    @inlinable public init(position: Int64, key: Int32, value: Int32, callee: Int32 = 0) {
+    @inlinable public init(position: Int64, key: Int32, value: Int32, callee: Int32 = 0, prefix: Int32 = 0) {
         self.position = position
         self.key = key
         self.value = value
         self.callee = callee
+        self.prefix = prefix
     }
 }
 
@@ -41,12 +45,15 @@ public struct LuaCollection: BlockWalkable {
     /// When non-zero (list kinds), each visit finds a copy of this slot (the block) pushed just
     /// before the element, so the block can be called on it without copying (see `LuaEntry.callee`).
     public let callee: Int32
+    /// With a `callee`: a slot whose value is also pushed, between the block and the element.
+    public let prefix: Int32
 
-    public init(_ stack: LuaStack, _ table: Int32, kind: CollectionKind, callee: Int32 = 0) {
+    public init(_ stack: LuaStack, _ table: Int32, kind: CollectionKind, callee: Int32 = 0, prefix: Int32 = 0) {
         self.stack = stack
         self.table = stack.absolute(table)
         self.kind = kind
         self.callee = kind.isList ? callee : 0
+        self.prefix = kind.isList && callee != 0 ? prefix : 0
     }
 
     @inlinable @discardableResult
@@ -59,14 +66,15 @@ public struct LuaCollection: BlockWalkable {
         let count = stack.rawLength(table)
         let base = stack.top
         var position: Int64 = 1
-        let slot = callee != 0 ? base + 2 : base + 1
+        let slot = base + 1 + (callee != 0 ? 1 : 0) + (prefix != 0 ? 1 : 0)
         while position <= count {
             if callee != 0 { lua_pushvalue(stack.L, callee) }
+            if prefix != 0 { lua_pushvalue(stack.L, prefix) }
             if lua_rawgeti(stack.L, table, lua_Integer(position)) == LUA_TNIL {
                 stack.top = base
                 return true
             }
-            let goOn = try visit(LuaEntry(position: position, key: 0, value: slot, callee: callee))
+            let goOn = try visit(LuaEntry(position: position, key: 0, value: slot, callee: callee, prefix: prefix))
             stack.top = base
             if !goOn { return false }
             position += 1

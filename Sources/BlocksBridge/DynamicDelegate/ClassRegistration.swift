@@ -19,15 +19,20 @@ enum ClassRegistration {
         stack.rawSet(-2, field: property)
         stack.pop()
 
+        // The protocol is looked up by name at each access (falling back to the one registered
+        // now), so `obj.delegate` and `dynamicDelegate(obj)` agree after a protocol is redeclared.
+        let name = proto.name
         stack.rawGet(info, field: "getters")
         stack.push(function: property) { stack throws(LuaRaise) in
-            try DynamicDelegateStore.pushDelegate(stack, object: 1, protocol: proto)
+            let current = DelegateProtocol.named(name, in: stack) ?? proto
+            try DynamicDelegateStore.pushDelegate(stack, object: 1, protocol: current)
             return 1
         }
         stack.rawSet(-2, field: property)
         stack.rawGet(info, field: "setters")
         stack.push(function: property) { stack throws(LuaRaise) in
-            try DynamicDelegateStore.pushDelegate(stack, object: 1, protocol: proto)
+            let current = DelegateProtocol.named(name, in: stack) ?? proto
+            try DynamicDelegateStore.pushDelegate(stack, object: 1, protocol: current)
             let delegate = stack.top
             _ = stack.pushMetatable(of: delegate)
             try DynamicDelegateStore.setRealDelegate(stack, delegate: delegate, meta: stack.top, value: 2)
@@ -63,7 +68,8 @@ enum ClassRegistration {
             }
             stack.pop()
             stack.push(function: property) { stack throws(LuaRaise) in
-                try DynamicDelegateStore.pushDelegate(stack, object: 1, protocol: proto)
+                let current = DelegateProtocol.named(protoName, in: stack) ?? proto
+                try DynamicDelegateStore.pushDelegate(stack, object: 1, protocol: current)
                 _ = stack.pushMetatable(of: -1)
                 stack.rawGet(-1, field: "blocks")
                 stack.rawGet(-1, field: name)
@@ -75,7 +81,8 @@ enum ClassRegistration {
                 case .nil, .function: break
                 default: throw .type(2, expected: "function")
                 }
-                try DynamicDelegateStore.pushDelegate(stack, object: 1, protocol: proto)
+                let current = DelegateProtocol.named(protoName, in: stack) ?? proto
+                try DynamicDelegateStore.pushDelegate(stack, object: 1, protocol: current)
                 let delegate = stack.top
                 _ = stack.pushMetatable(of: delegate)
                 DynamicDelegateStore.setBlock(stack, delegate: delegate, meta: stack.top, name: name, block: 2)
@@ -130,7 +137,16 @@ enum ClassRegistration {
         stack.push(index == .function)
         let newIndex = stack.rawGet(meta, field: "__newindex")
         stack.push(newIndex == .function)
-        try stack.callBlock(arguments: 7, results: 0, handler: handler)
+        // The base library's rawset, if loaded and still the C original: instances' new fields then
+        // never cross into Swift.
+        stack.pushGlobalTable()
+        if stack.rawGet(-1, field: "rawset") == .function, stack.isCFunction(-1) {
+            stack.remove(at: -2)
+        } else {
+            stack.pop(2)
+            stack.pushNil()
+        }
+        try stack.callBlock(arguments: 8, results: 0, handler: handler)
         stack.pushCopy(of: meta)
         stack.pushCopy(of: info)
         stack.rawSet(classes)

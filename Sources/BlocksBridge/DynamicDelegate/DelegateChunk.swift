@@ -5,7 +5,7 @@
 /// table (the VM's raw-field fast path, then one closure call) does not. The same goes for the
 /// `__index` / `__newindex` hooks installed on Lua classes: every method lookup of an instance goes
 /// through them. The chunk uses no globals (it may be loaded before the standard libraries are open);
-/// `rawset` is passed in by Swift.
+/// `rawset` is passed in by Swift (a Swift function; `hook` prefers the base library's C `rawset`).
 enum DelegateChunk {
     static let source = #"""
 local rawset = ...
@@ -53,15 +53,16 @@ end
 
 -- The fast dispatchers: for a block of `n` fixed parameters while there is no real delegate, the
 -- cached function calls the block with exactly its parameters (extra arguments would be dropped by
--- the block anyway) and no vararg frame: about one plain call's cost. Swift rebuilds the cache when
+-- the block anyway) and no vararg frame: about one plain call's cost. (A block's extra results
+-- pass through here; delegate methods answer one value.) Swift rebuilds the cache when
 -- a block or the real delegate changes, so these never see a real delegate.
-local exact = {
-  [0] = function(f) return function(_) return (f()) end end,
-  function(f) return function(_, a) return (f(a)) end end,
-  function(f) return function(_, a, b) return (f(a, b)) end end,
-  function(f) return function(_, a, b, c) return (f(a, b, c)) end end,
-  function(f) return function(_, a, b, c, d) return (f(a, b, c, d)) end end,
-  function(f) return function(_, a, b, c, d, e) return (f(a, b, c, d, e)) end end,
+local exact = {  -- tail calls: no frame of their own
+  [0] = function(f) return function(_) return f() end end,
+  function(f) return function(_, a) return f(a) end end,
+  function(f) return function(_, a, b) return f(a, b) end end,
+  function(f) return function(_, a, b, c) return f(a, b, c) end end,
+  function(f) return function(_, a, b, c, d) return f(a, b, c, d) end end,
+  function(f) return function(_, a, b, c, d, e) return f(a, b, c, d, e) end end,
 }
 local orDefault = {
   [0] = function(f, v) return function(_) local r = f() if r == nil then return v end return r end end,
@@ -108,44 +109,51 @@ function helpers.index(t, k) return t[k] end
 -- Installs property accessors on a metatable: `getters[k](obj)` answers `obj.k`, `setters[k](obj, v)`
 -- handles `obj.k = v`; every other key goes where it went before (`index` is the previous
 -- `__index`: a table, a function or nil; likewise `newindex`), so the class keeps its methods.
-function helpers.hook(mt, getters, setters, index, indexIsFunction, newindex, newindexIsFunction)
+-- `set` is the base library's `rawset` when Swift found it, else the bridge's own.
+function helpers.hook(mt, getters, setters, index, indexIsFunction, newindex, newindexIsFunction, set)
+  set = set or rawset
+  local get
   if index == nil then
-    mt.__index = function(obj, k)
-      local get = getters[k]
-      if get ~= nil then return get(obj) end
+    get = function(obj, k)
+      local getter = getters[k]
+      if getter ~= nil then return getter(obj) end
     end
   elseif indexIsFunction then
-    mt.__index = function(obj, k)
-      local get = getters[k]
-      if get ~= nil then return get(obj) end
+    get = function(obj, k)
+      local getter = getters[k]
+      if getter ~= nil then return getter(obj) end
       return index(obj, k)
     end
   else
-    mt.__index = function(obj, k)
-      local get = getters[k]
-      if get ~= nil then return get(obj) end
+    get = function(obj, k)
+      local getter = getters[k]
+      if getter ~= nil then return getter(obj) end
       return index[k]
     end
   end
+  local put
   if newindex == nil then
-    mt.__newindex = function(obj, k, v)
-      local set = setters[k]
-      if set ~= nil then return set(obj, v) end
-      rawset(obj, k, v)
+    put = function(obj, k, v)
+      local setter = setters[k]
+      if setter ~= nil then return setter(obj, v) end
+      set(obj, k, v)
     end
   elseif newindexIsFunction then
-    mt.__newindex = function(obj, k, v)
-      local set = setters[k]
-      if set ~= nil then return set(obj, v) end
+    put = function(obj, k, v)
+      local setter = setters[k]
+      if setter ~= nil then return setter(obj, v) end
       return newindex(obj, k, v)
     end
   else
-    mt.__newindex = function(obj, k, v)
-      local set = setters[k]
-      if set ~= nil then return set(obj, v) end
+    put = function(obj, k, v)
+      local setter = setters[k]
+      if setter ~= nil then return setter(obj, v) end
       newindex[k] = v
     end
   end
+  -- Raw: the class's own metatable (a base class, a strict-class guard) must not see these.
+  rawset(mt, "__index", get)
+  rawset(mt, "__newindex", put)
 end
 
 return helpers

@@ -40,12 +40,18 @@ public final class DelegateForwarder {
         guard pendingError == nil, let (name, spec) = proto.method(method) else { return }
         let base = stack.top
         defer { stack.top = base }
-        guard stack.ensureSpace(24) else { return }
+        guard stack.ensureSpace(24) else {
+            fail(message: "stack overflow (delegate method '\(name)')")
+            return
+        }
         do throws(LuaRaise) {
             try DynamicDelegateStore.pushDispatcher(stack, delegate: delegate, meta: meta, key: name,
                                                     name: name, method: spec)
-        } catch {
+        } catch .valueOnTop {
             fail()
+            return
+        } catch {
+            fail(message: "delegate method '\(name)' is unavailable")
             return
         }
         stack.pushCopy(of: delegate)
@@ -58,10 +64,15 @@ public final class DelegateForwarder {
         result(stack)
     }
 
+    /// Keeps the error value on top (with its traceback) and lets the Swift side abort.
     private func fail() {
-        // The error value (with traceback) is on top.
-        if stack.top >= handler { pendingError = LuaRef(popping: stack) }
+        pendingError = LuaRef(popping: stack)
         onError()
+    }
+
+    private func fail(message: String) {
+        stack.push(message)
+        fail()
     }
 
     /// Raises the kept error, if any (call once the Swift framework has returned).

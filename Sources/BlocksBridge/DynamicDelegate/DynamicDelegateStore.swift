@@ -303,6 +303,9 @@ enum DynamicDelegateStore {
 }
 
 extension LuaStack {
+    /// Whether the value at `index` is a C function (the standard library's are).
+    func isCFunction(_ index: Int32) -> Bool { lua_iscfunction(L, index) != 0 }
+
     /// Pops the function on top; returns its number of fixed parameters, nil when it takes `...`
     /// (C functions do). `lua_getinfo` reads the prototype and never raises.
     func fixedParameterCount() -> Int? {

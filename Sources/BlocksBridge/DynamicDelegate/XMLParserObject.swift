@@ -37,16 +37,8 @@ final class XMLParserObject: LuaBridged {
         let methods = Dictionary(uniqueKeysWithValues: methodNames.map {
             ($0, DelegateProtocol.Method(required: false, combine: nil, defaultValue: nil))
         })
-        DynamicDelegateStore.register(DelegateProtocol(name: protocolName, methods: methods), in: stack)
-        let classes = DynamicDelegateStore.pushStoreTable(stack, "classes", weakKeys: true)
-        stack.pushMetatable(for: luaClass)
-        stack.pushNewTable(recordCount: 1)
-        stack.pushNewTable(recordCount: 1)
-        stack.push(protocolName)
-        stack.rawSet(-2, field: "delegate")
-        stack.rawSet(-2, field: "protocols")
-        stack.rawSet(classes)
-        stack.pop()
+        DelegateProtocol(name: protocolName, methods: methods).register(in: stack)
+        LuaClass.registerDelegateProtocol(protocolName, for: luaClass, in: stack)
     }
 
     static func delegateProtocol(_ stack: LuaStack) throws(LuaRaise) -> DelegateProtocol {
@@ -97,14 +89,7 @@ final class XMLParserObject: LuaBridged {
             },
         ],
         properties: [
-            .readWrite("delegate", get: { (_: XMLParserObject, stack) throws(LuaRaise) in
-                try DynamicDelegateStore.pushDelegate(stack, object: 1, protocol: try delegateProtocol(stack))
-            }, set: { (_: XMLParserObject, stack, value) throws(LuaRaise) in
-                try DynamicDelegateStore.pushDelegate(stack, object: 1, protocol: try delegateProtocol(stack))
-                let delegate = stack.top
-                _ = stack.pushMetatable(of: delegate)
-                try DynamicDelegateStore.setRealDelegate(stack, delegate: delegate, meta: stack.top, value: value)
-            }),
+            .dynamicDelegate(protocol: protocolName),
             .readWrite("shouldProcessNamespaces", get: { (p: XMLParserObject, stack) in
                 stack.push(p.shouldProcessNamespaces)
             }, set: { (p: XMLParserObject, stack, value) in

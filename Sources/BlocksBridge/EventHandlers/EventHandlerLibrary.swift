@@ -35,7 +35,7 @@ extension BKLibrary {
             // Drops the events from every entry; entries left with none go (the list is compacted).
             let count = stack.rawLength(list)
             var kept: Int64 = 0
-            for i in 1 ... max(count, 1) where count > 0 {
+            for i in stride(from: 1, through: count, by: 1) {
                 stack.rawGet(list, i)
                 let entry = stack.top
                 stack.rawGet(entry, field: "events")
@@ -75,7 +75,7 @@ extension BKLibrary {
             var found = false
             if stack.type(at: list) == .table {
                 let count = stack.rawLength(list)
-                for i in 1 ... max(count, 1) where count > 0 && !found {
+                for i in stride(from: 1, through: count, by: 1) where !found {
                     stack.rawGet(list, i)
                     found = EventHandlerStore.entryMatches(stack, entry: stack.top, events: events)
                     stack.pop()
@@ -101,7 +101,7 @@ extension BKLibrary {
             let due = stack.top
             var dueCount: Int64 = 0
             let count = stack.rawLength(list)
-            for i in 1 ... max(count, 1) where count > 0 {
+            for i in stride(from: 1, through: count, by: 1) {
                 stack.rawGet(list, i)
                 if EventHandlerStore.entryMatches(stack, entry: stack.top, events: events) {
                     stack.rawGet(-1, field: "handler")
@@ -111,7 +111,7 @@ extension BKLibrary {
                 stack.pop()
             }
             var succeeded = 0
-            for i in 1 ... max(dueCount, 1) where dueCount > 0 {
+            for i in stride(from: 1, through: dueCount, by: 1) {
                 guard stack.ensureSpace(arguments + 4) else { throw .message("stack overflow") }
                 stack.rawGet(due, i)
                 stack.pushCopy(of: 1)

@@ -14,7 +14,7 @@ enum EventNames {
             let count = stack.rawLength(index)
             stack.pushNewTable(recordCount: Int32(clamping: count))
             let set = stack.top
-            for i in 1 ... max(count, 1) where count > 0 {
+            for i in stride(from: 1, through: count, by: 1) {
                 guard stack.rawGet(index, i) == .string else {
                     stack.top = set - 1
                     throw .argument(index, "event names must be strings")

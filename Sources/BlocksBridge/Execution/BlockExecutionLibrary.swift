@@ -10,7 +10,7 @@ extension BKLibrary {
             let handle = stack.state.eventLoop.perform(
                 after: block.delay, on: block.queue ?? .main, functionAt: block.function,
                 object: block.object, in: stack)
-            stack.push(object: handle)
+            stack.push(newObject: handle)
             return 1
         },
         // performBlockInBackground([obj,] f, delay) -> handle
@@ -18,13 +18,13 @@ extension BKLibrary {
             let block = try BlockArguments(stack, takesQueue: false)
             let handle = stack.state.eventLoop.perform(
                 after: block.delay, on: .background, functionAt: block.function, object: block.object, in: stack)
-            stack.push(object: handle)
+            stack.push(newObject: handle)
             return 1
         },
         // cancelBlock(handle)
         BKFunction("cancelBlock") { stack throws(LuaRaise) in
             let handle = try stack.checkObject(BlockHandle.self, at: 1)
-            handle.loop?.cancel(handle, on: stack)
+            handle.loop.cancel(handle, on: stack)
             return 0
         },
         // queue(label [, "serial" | "concurrent"]) -> a new queue
@@ -42,7 +42,11 @@ extension BKLibrary {
                 try stack.argCheck(!value.isNaN, 1, "number is NaN")
                 seconds = value
             }
-            stack.push(stack.state.eventLoop.run(seconds: seconds))
+            let loop = stack.state.eventLoop
+            if loop.isInBackgroundBlock {
+                throw .message("bk.run cannot run the loop from a block of another queue")
+            }
+            stack.push(loop.run(seconds: seconds))
             return 1
         },
         BKFunction("stop") { stack in
@@ -74,6 +78,7 @@ extension BKLibrary {
             return 1
         },
     ], setUp: { stack, module in
+        stack.lookUpMethodsFirst(for: BlockHandle.luaClass)
         stack.push(object: BlockQueue.main)
         stack.rawSet(module, field: "mainQueue")
         stack.push(object: BlockQueue.background)

@@ -20,7 +20,9 @@ public final class BlockHandle: ScheduledWork, LuaBridged, @unchecked Sendable {
     }
 
     public let queue: BlockQueue
-    weak var loop: EventLoop?
+    /// Strong: the loop's heap holds the handle only while it is scheduled, and the loop drops its
+    /// heap when the state closes (`stateWillClose`), so no cycle outlives the state.
+    let loop: EventLoop
     // Guarded by the loop's mutex.
     var status = Status.scheduled
     var body: BlockBody
@@ -32,8 +34,7 @@ public final class BlockHandle: ScheduledWork, LuaBridged, @unchecked Sendable {
     }
 
     private func read<T>(_ value: () -> T) -> T {
-        guard let loop else { return value() }
-        return loop.mutex.withLock(value)
+        loop.mutex.withLock(value)
     }
 
     public var isCancelled: Bool { read { status == .cancelled } }
@@ -41,7 +42,7 @@ public final class BlockHandle: ScheduledWork, LuaBridged, @unchecked Sendable {
 
     /// The block will not run; after it ran (or once cancelled) this does nothing.
     public func cancel() {
-        loop?.cancel(self, on: nil)
+        loop.cancel(self, on: nil)
     }
 
     public static let luaClass = LuaClass(
@@ -49,7 +50,7 @@ public final class BlockHandle: ScheduledWork, LuaBridged, @unchecked Sendable {
         methods: [
             BKFunction("cancel") { stack throws(LuaRaise) in
                 let handle = try stack.checkObject(BlockHandle.self, at: 1)
-                handle.loop?.cancel(handle, on: stack)
+                handle.loop.cancel(handle, on: stack)
                 return 0
             },
         ],

@@ -15,8 +15,11 @@ import Synchronization
 /// lock up while it sleeps.
 ///
 /// Lock order: the state lock, then `mutex`; `mutex` is never held while entering Lua.
-public final class EventLoop: @unchecked Sendable {
-    private weak var state: LuaState?
+public final class EventLoop: LuaStateExtension, @unchecked Sendable {
+    /// Not weak: a weak reference would give every `LuaState` retain the slow (side table) path.
+    /// Used only while holding the state lock with `closed` false: the state sets `closed` under
+    /// that lock (`stateWillClose`) before it goes, so it is alive whenever this is read.
+    private unowned(unsafe) let state: LuaState
     private let stateLock: StateLock
     /// Guards the heap, counters and every handle's and timer's status.
     let mutex = PlainLock()
@@ -33,7 +36,11 @@ public final class EventLoop: @unchecked Sendable {
     /// Idle Lua threads (with their registry references) for running blocks: each entry into Lua
     /// gets a stack of its own, whatever the thread that owns the state's main stack is doing.
     private var idleThreads: [(ref: Int32, thread: OpaquePointer)] = []
-    private lazy var waitQueue = DispatchQueue(label: "bk.loop.wait")
+    private let waitQueue = DispatchQueue(label: "bk.loop.wait")
+    /// Threads running a block of another queue right now: `run` refuses to start on them.
+    private var workerThreads: [UInt] = []
+    /// Set when the state closes: nothing is scheduled any more.
+    private var closed = false
 
     init(state: LuaState) {
         self.state = state
@@ -55,7 +62,7 @@ public final class EventLoop: @unchecked Sendable {
             var count = 0
             while true {
                 mutex.lock()
-                guard let first = heap.first, first.deadline <= now else {
+                guard let deadline = heap.firstDeadline, deadline <= now, let first = heap.first else {
                     mutex.unlock()
                     break
                 }
@@ -74,9 +81,9 @@ public final class EventLoop: @unchecked Sendable {
     public var secondsUntilNextWork: Double? {
         mutex.withLock {
             if !deferredReleases.isEmpty { return 0 }
-            guard let first = heap.first else { return nil }
+            guard let deadline = heap.firstDeadline else { return nil }
             let now = MonotonicClock.now()
-            return first.deadline > now ? Double(first.deadline - now) / 1e9 : 0
+            return deadline > now ? Double(deadline - now) / 1e9 : 0
         }
     }
 
@@ -94,7 +101,7 @@ public final class EventLoop: @unchecked Sendable {
     /// (false). Nested calls (from inside a block) are allowed.
     @discardableResult
     public func run(seconds: Double? = nil) -> Bool {
-        guard state != nil else { return true }  // nothing can run any more
+        if isClosed { return true }  // nothing can run any more
         let end = seconds.map { MonotonicClock.now() &+ MonotonicClock.nanoseconds($0) }
         stopRequested.store(false, ordering: .relaxed)
         stateLock.lock()
@@ -102,7 +109,7 @@ public final class EventLoop: @unchecked Sendable {
         while true {
             runDueWork()
             if stopRequested.exchange(false, ordering: .relaxed) { return false }
-            let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.first?.deadline) }
+            let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.firstDeadline) }
             if pending == 0 { return true }
             let now = MonotonicClock.now()
             var timeout = next.map { $0 > now ? $0 - now : 0 }
@@ -125,10 +132,10 @@ public final class EventLoop: @unchecked Sendable {
     /// cancelled). Waiting happens on a Dispatch thread, not on the cooperative pool.
     public func waitUntilIdle() async {
         stopRequested.store(false, ordering: .relaxed)
-        while !Task.isCancelled, state != nil {
+        while !Task.isCancelled, !isClosed {
             runDueWork()
             if stopRequested.exchange(false, ordering: .relaxed) { return }
-            let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.first?.deadline) }
+            let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.firstDeadline) }
             if pending == 0 { return }
             let now = MonotonicClock.now()
             let timeout = next.map { $0 > now ? $0 - now : 0 }
@@ -201,6 +208,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Puts `work` on the heap (under `mutex`); true when the loop must be woken for it.
     func insertLocked(_ work: ScheduledWork, deadline: UInt64) -> Bool {
+        if closed { return false }
         work.deadline = deadline
         work.sequence = nextSequence
         nextSequence &+= 1
@@ -294,7 +302,10 @@ public final class EventLoop: @unchecked Sendable {
             // Take the state first: a cancel made meanwhile from Lua is then still honoured.
             withLua { stack in
                 if let body = start() {
+                    let me = UInt(pthread_self())
+                    mutex.withLock { workerThreads.append(me) }
                     invoke(body, on: stack)
+                    mutex.withLock { if let i = workerThreads.lastIndex(of: me) { workerThreads.remove(at: i) } }
                     ran = true
                 }
             }
@@ -339,9 +350,9 @@ public final class EventLoop: @unchecked Sendable {
     /// Allocations are made unfailable (as inside an exported function) for the unprotected calls
     /// around the protected ones.
     func withLua<R>(_ body: (LuaStack) -> R) -> R? {
-        guard let state else { return nil }
         stateLock.lock()
         defer { stateLock.unlock() }
+        if isClosed { return nil }
         state.runtime.pointee.swift_depth += 1
         defer { state.runtime.pointee.swift_depth -= 1 }
         let main = state.stack
@@ -368,8 +379,15 @@ public final class EventLoop: @unchecked Sendable {
 
     func release(reference: Int32, on stack: LuaStack?) {
         guard reference >= 0 else { return }
-        if stateLock.isHeldByCurrentThread, let state {
-            luaL_unref(stack?.L ?? state.L, LuaStack.registryIndex, reference)
+        if stateLock.isHeldByCurrentThread {
+            if let stack {
+                luaL_unref(stack.L, LuaStack.registryIndex, reference)
+                return
+            }
+            if !isClosed {
+                luaL_unref(state.L, LuaStack.registryIndex, reference)
+            }
+            return
         } else {
             mutex.withLock { deferredReleases.append(reference) }
             wakeup.signal()
@@ -387,11 +405,33 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    var isOnLoopThread: Bool {
-        mutex.withLock { loopThread == UInt(pthread_self()) }
+    func wake() { wakeup.signal() }
+
+    private var isClosed: Bool { mutex.withLock { closed } }
+
+    /// True on a worker thread running a block of another queue (where the loop must not run).
+    public var isInBackgroundBlock: Bool {
+        let me = UInt(pthread_self())
+        return mutex.withLock { workerThreads.contains(me) }
     }
 
-    func wake() { wakeup.signal() }
+    /// The state is closing: drop every scheduled block and timer (they hold the loop) and the
+    /// Lua threads. Their Lua values go with the state.
+    public func stateWillClose() {
+        // Waits for a background block still in Lua: after this no thread enters the state.
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        let dropped: [ScheduledWork] = mutex.withLock {
+            closed = true
+            deferredReleases.removeAll()
+            let items = heap.items
+            heap.removeAll()
+            return items
+        }
+        idleThreads.removeAll()
+        // Released outside the mutex: a timer's deinit may defer a release, which takes it.
+        _ = dropped
+    }
 }
 
 extension LuaState {

@@ -16,73 +16,89 @@ public class ScheduledWork: @unchecked Sendable {
 }
 
 /// A binary min-heap of scheduled work that knows each item's position.
+///
+/// Entries carry their keys (comparisons never touch the objects) and an unmanaged +1 reference
+/// (moving entries costs no reference counting): the heap is the loop's hot path.
 struct TimerHeap {
-    private(set) var items: [ScheduledWork] = []
+    private struct Entry {
+        let deadline: UInt64
+        let sequence: UInt64
+        let work: Unmanaged<ScheduledWork>
 
-    var count: Int { items.count }
-    var first: ScheduledWork? { items.first }
-
-    mutating func insert(_ work: ScheduledWork) {
-        work.heapIndex = items.count
-        items.append(work)
-        siftUp(items.count - 1)
+        @inline(__always) func precedes(_ other: Entry) -> Bool {
+            deadline < other.deadline || (deadline == other.deadline && sequence < other.sequence)
+        }
     }
 
-    /// Removes `work` if it is on this heap.
+    private var entries: [Entry] = []
+
+    var count: Int { entries.count }
+    var first: ScheduledWork? { entries.first?.work.takeUnretainedValue() }
+    var firstDeadline: UInt64? { entries.first?.deadline }
+    /// The scheduled work, in no particular order.
+    var items: [ScheduledWork] { entries.map { $0.work.takeUnretainedValue() } }
+
+    /// Adds `work` with its current `deadline` and `sequence`.
+    mutating func insert(_ work: ScheduledWork) {
+        entries.append(Entry(deadline: work.deadline, sequence: work.sequence, work: .passRetained(work)))
+        siftUp(entries.count - 1)
+    }
+
+    /// Removes `work` if it is on this heap. The caller keeps `work` alive (its deinit must not
+    /// run here, where the loop's mutex may be held).
     mutating func remove(_ work: ScheduledWork) {
         let index = work.heapIndex
-        guard index >= 0, index < items.count, items[index] === work else { return }
-        let last = items.count - 1
-        if index != last {
-            swapAt(index, last)
-        }
-        items.removeLast()
-        work.heapIndex = -1
-        if index < items.count {
+        guard index >= 0, index < entries.count, entries[index].work.toOpaque() == Unmanaged.passUnretained(work).toOpaque()
+        else { return }
+        let last = entries.removeLast()
+        if index < entries.count {
+            place(last, at: index)
             siftDown(index)
             siftUp(index)
         }
-    }
-
-    mutating func popFirst() -> ScheduledWork? {
-        guard let first = items.first else { return nil }
-        remove(first)
-        return first
+        work.heapIndex = -1
+        Unmanaged.passUnretained(work).release()
     }
 
     mutating func removeAll() {
-        for work in items { work.heapIndex = -1 }
-        items.removeAll()
+        for entry in entries {
+            entry.work._withUnsafeGuaranteedRef { $0.heapIndex = -1 }
+            entry.work.release()
+        }
+        entries.removeAll()
     }
 
-    private mutating func swapAt(_ i: Int, _ j: Int) {
-        items.swapAt(i, j)
-        items[i].heapIndex = i
-        items[j].heapIndex = j
+    @inline(__always) private mutating func place(_ entry: Entry, at index: Int) {
+        entries[index] = entry
+        entry.work._withUnsafeGuaranteedRef { $0.heapIndex = index }
     }
 
     private mutating func siftUp(_ start: Int) {
-        var child = start
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard items[child].precedes(items[parent]) else { return }
-            swapAt(child, parent)
-            child = parent
+        let entry = entries[start]
+        var index = start
+        while index > 0 {
+            let parent = (index - 1) / 2
+            guard entry.precedes(entries[parent]) else { break }
+            place(entries[parent], at: index)
+            index = parent
         }
+        place(entry, at: index)
     }
 
     private mutating func siftDown(_ start: Int) {
-        var parent = start
-        let count = items.count
+        let entry = entries[start]
+        let count = entries.count
+        var index = start
         while true {
-            let left = 2 * parent + 1
-            guard left < count else { return }
-            var smallest = left
+            let left = 2 * index + 1
+            guard left < count else { break }
+            var child = left
             let right = left + 1
-            if right < count, items[right].precedes(items[left]) { smallest = right }
-            guard items[smallest].precedes(items[parent]) else { return }
-            swapAt(smallest, parent)
-            parent = smallest
+            if right < count, entries[right].precedes(entries[left]) { child = right }
+            guard entries[child].precedes(entry) else { break }
+            place(entries[child], at: index)
+            index = child
         }
+        place(entry, at: index)
     }
 }

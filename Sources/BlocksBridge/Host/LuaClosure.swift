@@ -8,7 +8,7 @@ public struct LuaClosure: LuaConvertible {
     public let body: LuaFunction
 
     /// A closure with typed arguments and a result. `name` is what argument errors call it.
-    public init<each A: LuaConvertible, R: LuaConvertible>(
+    @inlinable public init<each A: LuaConvertible, R: LuaConvertible>(
         name: String = "?", _ body: @escaping (repeat each A) throws -> R
     ) {
         self.name = name
@@ -16,7 +16,7 @@ public struct LuaClosure: LuaConvertible {
     }
 
     /// A closure with typed arguments and no result.
-    public init<each A: LuaConvertible>(name: String = "?", _ body: @escaping (repeat each A) throws -> Void) {
+    @inlinable public init<each A: LuaConvertible>(name: String = "?", _ body: @escaping (repeat each A) throws -> Void) {
         self.name = name
         self.body = TypedFunction.make(body)
     }

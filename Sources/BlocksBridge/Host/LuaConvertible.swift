@@ -24,39 +24,39 @@ extension LuaConvertible {
 }
 
 extension Int: LuaConvertible {
-    public func push(on stack: LuaStack) { stack.push(self) }
+    @inlinable public func push(on stack: LuaStack) { stack.push(self) }
     /// Integers, floats with an exact integer value and numeric strings, as `luaL_checkinteger`.
-    public static func read(from stack: LuaStack, at index: Int32) -> Int? {
+    @inlinable public static func read(from stack: LuaStack, at index: Int32) -> Int? {
         stack.toInteger(index).map { Int($0) }
     }
-    public static var luaTypeName: String { "number" }
-    public static func check(_ stack: LuaStack, at index: Int32) throws(LuaRaise) -> Int {
+    @inlinable public static var luaTypeName: String { "number" }
+    @inlinable public static func check(_ stack: LuaStack, at index: Int32) throws(LuaRaise) -> Int {
         Int(try stack.checkInteger(index))
     }
 }
 
 extension Int64: LuaConvertible {
-    public func push(on stack: LuaStack) { stack.push(self) }
-    public static func read(from stack: LuaStack, at index: Int32) -> Int64? { stack.toInteger(index) }
-    public static var luaTypeName: String { "number" }
-    public static func check(_ stack: LuaStack, at index: Int32) throws(LuaRaise) -> Int64 {
+    @inlinable public func push(on stack: LuaStack) { stack.push(self) }
+    @inlinable public static func read(from stack: LuaStack, at index: Int32) -> Int64? { stack.toInteger(index) }
+    @inlinable public static var luaTypeName: String { "number" }
+    @inlinable public static func check(_ stack: LuaStack, at index: Int32) throws(LuaRaise) -> Int64 {
         try stack.checkInteger(index)
     }
 }
 
 extension Double: LuaConvertible {
-    public func push(on stack: LuaStack) { stack.push(self) }
-    public static func read(from stack: LuaStack, at index: Int32) -> Double? { stack.toNumber(index) }
-    public static var luaTypeName: String { "number" }
+    @inlinable public func push(on stack: LuaStack) { stack.push(self) }
+    @inlinable public static func read(from stack: LuaStack, at index: Int32) -> Double? { stack.toNumber(index) }
+    @inlinable public static var luaTypeName: String { "number" }
 }
 
 extension Bool: LuaConvertible {
-    public func push(on stack: LuaStack) { stack.push(self) }
+    @inlinable public func push(on stack: LuaStack) { stack.push(self) }
     /// Booleans only: a Swift `Bool` parameter is a contract, not Lua truthiness.
-    public static func read(from stack: LuaStack, at index: Int32) -> Bool? {
+    @inlinable public static func read(from stack: LuaStack, at index: Int32) -> Bool? {
         stack.type(at: index) == .boolean ? stack.toBool(index) : nil
     }
-    public static var luaTypeName: String { "boolean" }
+    @inlinable public static var luaTypeName: String { "boolean" }
 }
 
 extension String: LuaConvertible {

@@ -51,6 +51,11 @@ enum LuaModuleEntry {
         // The userdata (with its __gc) exists before the state's own objects: finalized last.
         let state = LuaState(borrowing: main)
         slot.pointee = Unmanaged.passRetained(state as AnyObject)
+        // The interpreter runs Lua on this thread without going through the bridge's entry points,
+        // so this thread holds the state from now on, as bklua's does while it runs: background
+        // blocks enter Lua only while the loop sleeps (`bk.run`). It is never given back, not even
+        // by lua_close, so no worker can enter a state being closed.
+        state.lock.lock()
         return state.runtime
     }
 }

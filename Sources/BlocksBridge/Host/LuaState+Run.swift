@@ -6,7 +6,7 @@ extension LuaState {
     /// The stack host calls use: the Lua thread running the innermost exported Swift function of
     /// this state on this OS thread (a registered closure calling back into Lua from a coroutine
     /// stays on that coroutine), else the main thread.
-    var activeStack: LuaStack {
+    @usableFromInline var activeStack: LuaStack {
         if let current = bk_current_thread(runtime) { return LuaStack(current, runtime) }
         return stack
     }
@@ -14,21 +14,8 @@ extension LuaState {
     /// Runs a chunk and returns its first result as `T` (`try state.run("return 1 + 1", as: Int.self)`).
     /// Lua errors throw `LuaError` (message and traceback); so does a result that does not convert.
     public func run<T: LuaConvertible>(_ code: String, name: String? = nil, as type: T.Type) throws(LuaError) -> T {
-        try runChunk(code, name: name, as: type)
-    }
-
-    /// Runs a Lua file and returns its first result as `T`.
-    public func runFile<T: LuaConvertible>(_ path: String, as type: T.Type) throws(LuaError) -> T {
-        let s = activeStack
-        let base = s.top
-        defer { s.top = base }
-        try s.loadFile(path)
-        try s.call(arguments: 0, results: 1)
-        return try s.convert(at: -1, to: T.self, what: "result")
-    }
-
-    /// The body of both `run(_:as:)`s (the async one must not resolve back to itself).
-    func runChunk<T: LuaConvertible>(_ code: String, name: String?, as type: T.Type) throws(LuaError) -> T {
+        lock.lock()  // background blocks may be in Lua: take the state first
+        defer { lock.unlock() }
         let s = activeStack
         let base = s.top
         defer { s.top = base }
@@ -37,10 +24,24 @@ extension LuaState {
         return try s.convert(at: -1, to: T.self, what: "result")
     }
 
+    /// Runs a Lua file and returns its first result as `T`.
+    public func runFile<T: LuaConvertible>(_ path: String, as type: T.Type) throws(LuaError) -> T {
+        lock.lock()  // background blocks may be in Lua: take the state first
+        defer { lock.unlock() }
+        let s = activeStack
+        let base = s.top
+        defer { s.top = base }
+        try s.loadFile(path)
+        try s.call(arguments: 0, results: 1)
+        return try s.convert(at: -1, to: T.self, what: "result")
+    }
+
     // MARK: Globals (raw access: no metamethod of the global table runs)
 
     /// Sets the global `name` to `value` (a bridged object, a function, an array, ...).
     public func setGlobal(_ name: String, _ value: some LuaConvertible) {
+        lock.lock()  // background blocks may be in Lua: take the state first
+        defer { lock.unlock() }
         let s = activeStack
         let base = s.top
         defer { s.top = base }
@@ -52,6 +53,8 @@ extension LuaState {
 
     /// The global `name` as `T`; throws when it does not convert (a missing global is nil).
     public func global<T: LuaConvertible>(_ name: String, as type: T.Type) throws(LuaError) -> T {
+        lock.lock()  // background blocks may be in Lua: take the state first
+        defer { lock.unlock() }
         let s = activeStack
         let base = s.top
         defer { s.top = base }
@@ -64,7 +67,7 @@ extension LuaState {
 
 extension LuaStack {
     /// The value at `index` as `T`, or a `LuaError` saying what did not convert.
-    func convert<T: LuaConvertible>(at index: Int32, to type: T.Type, what: String) throws(LuaError) -> T {
+    @inlinable func convert<T: LuaConvertible>(at index: Int32, to type: T.Type, what: String) throws(LuaError) -> T {
         if let value = T.read(from: self, at: index) { return value }
         throw LuaError(kind: .runtime,
                        message: "cannot convert \(what) to \(T.self) (\(T.luaTypeName) expected, got \(typeName(at: index)))")

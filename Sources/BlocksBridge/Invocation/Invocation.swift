@@ -13,6 +13,7 @@ public final class Invocation: LuaBridged {
             BKFunction("invoke") { stack throws(LuaRaise) in
                 _ = try stack.checkObject(Invocation.self, at: 1)
                 let arguments = stack.top - 1
+                guard stack.ensureSpace(arguments + 4) else { throw .message("too many arguments to 'invoke'") }
                 let handler = stack.pushMessageHandler()
                 stack.pushInvocationField(of: 1, "block")
                 stack.pushInvocationField(of: 1, "target")

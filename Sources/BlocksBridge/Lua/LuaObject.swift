@@ -87,6 +87,20 @@ extension LuaStack {
         remove(at: -2)
     }
 
+    /// Pushes `object` as a new userdata of its class, without the identity cache: for objects
+    /// pushed exactly once (a handle returned by the call that made it), where keeping the cache
+    /// entry would cost more than the object. Pushing it again makes a second, unequal userdata.
+    public func push<T: LuaBridged>(newObject object: T) {
+        guard let block = lua_newuserdatauv(L, MemoryLayout<Unmanaged<AnyObject>?>.size, 1) else {
+            pushNil()
+            return
+        }
+        let slot = block.bindMemory(to: Unmanaged<AnyObject>?.self, capacity: 1)
+        slot.initialize(to: Unmanaged.passRetained(object as AnyObject))
+        pushMetatable(for: T.luaClass)
+        setMetatable(of: -2)
+    }
+
     /// The object at `index` if it is a userdata of `T`'s class.
     public func toObject<T: LuaBridged>(_ type: T.Type, at index: Int32) -> T? {
         guard lua_type(L, index) == LUA_TUSERDATA, pushMetatable(of: index) else { return nil }

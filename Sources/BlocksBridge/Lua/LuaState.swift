@@ -9,6 +9,8 @@ public final class LuaState {
     /// The main thread's `lua_State *`.
     public let L: OpaquePointer
     let runtime: UnsafeMutablePointer<bk_runtime>
+    /// Owns `runtime`; shared with interrupt handles, which may outlive the state.
+    let runtimeStorage: LuaRuntimeStorage
     private let ownsState: Bool
     /// Per-state objects of the helper families (the loop, observation tables, ...), by type.
     private var extensions: [ObjectIdentifier: AnyObject] = [:]
@@ -18,15 +20,17 @@ public final class LuaState {
     /// Creates a state with Lua's standard libraries (unless `standardLibraries` is false) and the
     /// `bk` module loadable with `require "bk"`. `memoryLimit` caps Lua's memory in bytes (0: none).
     public init(standardLibraries: Bool = true, memoryLimit: Int = 0) throws(LuaError) {
-        let runtime = UnsafeMutablePointer<bk_runtime>.allocate(capacity: 1)
-        runtime.initialize(to: bk_runtime())
+        let storage = LuaRuntimeStorage()
+        let runtime = storage.pointer
         runtime.pointee.uses_bk_alloc = 1
+        // The host is a Swift frame: its pushes never fail; Lua code runs (bk_pcall) at depth 0.
+        runtime.pointee.swift_depth = 1
         guard let L = lua_newstate(bk_alloc, runtime) else {
-            runtime.deallocate()
             throw LuaError(kind: .memory, message: "not enough memory")
         }
         self.L = L
         self.runtime = runtime
+        self.runtimeStorage = storage
         self.ownsState = true
         runtime.pointee.swift_state = Unmanaged.passUnretained(self).toOpaque()
         bk_setdefaulthandlers(L)
@@ -39,12 +43,19 @@ public final class LuaState {
     /// `bk.so`): installs the `bk` module in it and owns nothing. Lua's own allocator stays, so
     /// there is no memory cap. The caller keeps this object alive as long as Lua may call `bk`.
     public init(borrowing L: OpaquePointer) {
-        let runtime = UnsafeMutablePointer<bk_runtime>.allocate(capacity: 1)
-        runtime.initialize(to: bk_runtime())
+        // The state lives on after this object: `bk` functions still hold the runtime pointer,
+        // so it is never freed.
+        let storage = LuaRuntimeStorage()
+        _ = Unmanaged.passRetained(storage)
+        let runtime = storage.pointer
         self.L = bk_mainthread(L) ?? L
         self.runtime = runtime
+        self.runtimeStorage = storage
         self.ownsState = false
         runtime.pointee.swift_state = Unmanaged.passUnretained(self).toOpaque()
+        // The interpreter runs Lua on this thread without asking for the lock: this thread holds
+        // it for good, giving it up only while the event loop sleeps (so background blocks run then).
+        lock.lock()
         BKModule.register(in: stack)
     }
 
@@ -56,15 +67,12 @@ public final class LuaState {
     }
 
     deinit {
+        for object in extensions.values { (object as? LuaStateExtension)?.stateWillClose() }
         extensions.removeAll()
-        if ownsState {
-            lua_close(L)
-            runtime.pointee.swift_state = nil
-            runtime.deallocate()
-        } else {
-            // The state lives on: `bk` functions still hold the runtime pointer, so it stays allocated.
-            runtime.pointee.swift_state = nil
-        }
+        if ownsState { lua_close(L) }
+        runtime.pointee.swift_state = nil
+        // A borrowed state lives on; this thread held its lock for the interpreter (see init).
+        if !ownsState, lock.isHeldByCurrentThread { lock.unlock() }
     }
 
     /// The main thread's stack.
@@ -88,6 +96,7 @@ public final class LuaState {
         let s = stack
         let base = s.top
         try s.load(code, name: name ?? code)
+        resetLimitsForOutermostRun()
         return try callChunk(base: base)
     }
 
@@ -97,6 +106,7 @@ public final class LuaState {
         let s = stack
         let base = s.top
         try s.loadFile(path)
+        resetLimitsForOutermostRun()
         return try callChunk(base: base)
     }
 
@@ -127,5 +137,29 @@ public final class LuaState {
 
     func release(registryRef id: Int32) {
         if id >= 0 { luaL_unref(L, bk_registryindex(), id) }
+    }
+}
+
+/// An extension object that must let go of what it holds (Lua references, objects that point back
+/// to it) before its state closes.
+public protocol LuaStateExtension: AnyObject {
+    /// Called from the state's deinit, before `lua_close`.
+    func stateWillClose()
+}
+
+/// The C runtime data of a state (allocator accounting, limits), freed when the state and every
+/// interrupt handle are gone.
+final class LuaRuntimeStorage: @unchecked Sendable {
+    // Sendable: other threads only reach it through bk_interrupt, an atomic store.
+    let pointer: UnsafeMutablePointer<bk_runtime>
+
+    init() {
+        pointer = UnsafeMutablePointer<bk_runtime>.allocate(capacity: 1)
+        pointer.initialize(to: bk_runtime())
+    }
+
+    deinit {
+        pointer.deinitialize(count: 1)
+        pointer.deallocate()
     }
 }

@@ -13,7 +13,8 @@ public final class BlockTimer: ScheduledWork, LuaBridged, @unchecked Sendable {
     /// Seconds between firings (at least 0.1 ms, as NSTimer).
     public let timeInterval: Double
     public let repeats: Bool
-    weak var loop: EventLoop?
+    /// Strong, as a handle's (see `BlockHandle.loop`).
+    let loop: EventLoop
     // Guarded by the loop's mutex.
     var valid = true
     var body: TimerBody
@@ -30,24 +31,23 @@ public final class BlockTimer: ScheduledWork, LuaBridged, @unchecked Sendable {
 
     deinit {
         // Dropped without ever being invalidated (e.g. never scheduled): free the function.
-        if case .lua(let function) = body { loop?.release(reference: function, on: nil) }
+        if case .lua(let function) = body { loop.release(reference: function, on: nil) }
     }
 
     public var isValid: Bool {
-        guard let loop else { return valid }
-        return loop.mutex.withLock { valid }
+        loop.mutex.withLock { valid }
     }
 
     /// Puts the timer on the loop, first firing `timeInterval` seconds from now. Does nothing
     /// when it is already scheduled or invalidated.
-    public func schedule() { loop?.schedule(self) }
+    public func schedule() { loop.schedule(self) }
 
     /// Stops the timer for good and releases its block (also from inside its own block).
-    public func invalidate() { loop?.invalidate(self, on: nil) }
+    public func invalidate() { loop.invalidate(self, on: nil) }
 
     /// Runs the block now; a non-repeating timer is then invalidated, a repeating one keeps its
     /// schedule.
-    public func fire() { loop?.fire(self) }
+    public func fire() { loop.fire(self) }
 
     /// Calls the timer's body with the timer; `releasing` frees a Lua function once pushed.
     func invoke(_ body: TimerBody, releasing: Bool, on stack: LuaStack?) {
@@ -71,7 +71,7 @@ public final class BlockTimer: ScheduledWork, LuaBridged, @unchecked Sendable {
         methods: [
             BKFunction("invalidate") { stack throws(LuaRaise) in
                 let timer = try stack.checkObject(BlockTimer.self, at: 1)
-                timer.loop?.invalidate(timer, on: stack)
+                timer.loop.invalidate(timer, on: stack)
                 return 0
             },
             BKFunction("fire") { stack throws(LuaRaise) in

@@ -24,9 +24,17 @@ typedef struct bk_runtime {
     void *swift_state;     // unretained pointer to the Swift `LuaState`
     size_t bytes_in_use;   // bytes allocated by Lua through bk_alloc
     size_t memory_limit;   // 0: no cap
-    int swift_depth;       // > 0 while a Swift frame is live (allocations must not fail then)
+    int swift_depth;       // > 0 while a Swift frame is live (allocations must not fail then);
+                           // 1 while the host runs (the state is created so), 0 inside bk_pcall
     int uses_bk_alloc;     // this state allocates through bk_alloc (the cap applies)
     volatile int interrupted; // set asynchronously (signal); checked by the count hook
+    // Sandbox limits (Limits.c), checked by a count hook every few hundred instructions.
+    long long instruction_limit;  // 0: none
+    long long instructions_used;  // since the last bk_reset_limits
+    double time_limit;            // seconds of wall-clock time per run; 0: none
+    double deadline;              // monotonic seconds; 0: none
+    const char *tripped;          // the limit that stopped the script (sticky until reset), or NULL
+    int pcall_depth;              // protected calls from Swift into Lua currently running
 } bk_runtime;
 
 /// The allocator of states created by the bridge: counts bytes and enforces `memory_limit`,
@@ -56,6 +64,9 @@ void bk_pushswiftfunction(lua_State *L, bk_runtime *rt, void *body, const char *
 /// Protected call that keeps the allocation rule: Lua code called from Swift may fail to allocate.
 int bk_pcall(lua_State *L, int nargs, int nresults, int msgh);
 
+/// lua_resume with the same rule, for Swift code that resumes coroutines.
+int bk_resume(lua_State *co, lua_State *from, int nargs, int *nresults);
+
 /// Message handler: appends a traceback to a string error once (an error that already carries a
 /// traceback keeps it, so an error crossing several Swift helpers is not traced twice). Non-string
 /// error values pass through unchanged (their __tostring, if any, is used by whoever reports them).
@@ -73,6 +84,22 @@ int bk_openlibs(lua_State *L);
 
 /// The error message luaL_typeerror would produce for `arg` (pushed); never raises except on memory.
 const char *bk_pushtypeerror(lua_State *L, int arg, const char *expected, const char *fname);
+
+// MARK: - Sandbox limits (Limits.c)
+
+/// Installs the count hook that enforces `instruction_limit`, `deadline` and `interrupted` on `L`
+/// (coroutines created afterwards inherit it). Once a limit trips, every further Lua instruction
+/// raises the same error until `bk_reset_limits`, so a script cannot catch it and go on.
+void bk_sethooks(lua_State *L);
+/// Starts a new budget: no instructions used, the deadline `time_limit` from now, no interrupt.
+void bk_reset_limits(lua_State *L, bk_runtime *rt);
+/// Asks the running script to stop with the error "interrupted" (safe from any thread or a signal
+/// handler; takes effect at the next hook, so only in states with hooks installed).
+void bk_interrupt(bk_runtime *rt);
+/// Opens the safe library set in protected mode: base without dofile/loadfile, load of text only,
+/// string, table, math, utf8, coroutine, os.time/clock/date/difftime, require of preloaded and
+/// already loaded modules only. No io, debug, os.execute/exit/getenv/remove, package.loadlib.
+int bk_opensafelibs(lua_State *L);
 
 /// Writes to the C stdio streams Lua's own `print` and `io.stderr` use (so output keeps its order).
 void bk_write_stdout(const char *s, size_t n);

@@ -1,0 +1,213 @@
+// Sandbox limits: an instruction budget, a wall-clock deadline and an interrupt flag, enforced by a
+// count hook, plus the safe library set. The hook raises from C while Lua code runs (a hook only
+// fires between Lua instructions), so no Swift frame is ever between the raise and its pcall.
+#include "CLuaShim.h"
+#include <string.h>
+#include <time.h>
+
+// Instructions between two hook calls: small enough to stop a runaway loop promptly, large enough
+// to cost nothing measurable (one clock read per step).
+#define BK_HOOK_STEP 1000
+
+static double bk_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bk_runtime *bk_runtime_of(lua_State *L) {
+    void *ud = NULL;
+    return lua_getallocf(L, &ud) == bk_alloc ? (bk_runtime *)ud : NULL;
+}
+
+static int bk_hook_step(const bk_runtime *rt) {
+    if (rt->instruction_limit > 0 && rt->instruction_limit < BK_HOOK_STEP)
+        return (int)rt->instruction_limit;
+    return BK_HOOK_STEP;
+}
+
+static void bk_count_hook(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    bk_runtime *rt = bk_runtime_of(L);
+    if (rt == NULL) return;
+    if (rt->tripped == NULL) {
+        int count = lua_gethookcount(L);
+        rt->instructions_used += count;
+        if (__atomic_load_n(&rt->interrupted, __ATOMIC_RELAXED))
+            rt->tripped = "interrupted";
+        else if (rt->instruction_limit > 0 && rt->instructions_used > rt->instruction_limit)
+            rt->tripped = "instruction limit exceeded";
+        else if (rt->deadline > 0 && bk_now() > rt->deadline)
+            rt->tripped = "time limit exceeded";
+        else {
+            int step = bk_hook_step(rt);
+            if (count != step) lua_sethook(L, bk_count_hook, LUA_MASKCOUNT, step);
+            return;
+        }
+    }
+    // Tripped: from now on every instruction of this thread raises, so a script that catches the
+    // error with pcall cannot go on running (other threads trip at their own next hook).
+    if (lua_gethookcount(L) != 1) lua_sethook(L, bk_count_hook, LUA_MASKCOUNT, 1);
+    luaL_where(L, 0);  // level 0 inside a hook is the Lua function that was running
+    lua_pushstring(L, rt->tripped);
+    lua_concat(L, 2);
+    lua_error(L);
+}
+
+void bk_sethooks(lua_State *L) {
+    bk_runtime *rt = bk_runtime_of(L);
+    if (rt == NULL) return;
+    lua_sethook(L, bk_count_hook, LUA_MASKCOUNT, bk_hook_step(rt));
+}
+
+void bk_reset_limits(lua_State *L, bk_runtime *rt) {
+    rt->instructions_used = 0;
+    rt->tripped = NULL;
+    __atomic_store_n(&rt->interrupted, 0, __ATOMIC_RELAXED);
+    rt->deadline = rt->time_limit > 0 ? bk_now() + rt->time_limit : 0;
+    if (lua_gethook(L) == bk_count_hook) bk_sethooks(L);  // a tripped main thread counts by 1
+}
+
+void bk_interrupt(bk_runtime *rt) {
+    __atomic_store_n(&rt->interrupted, 1, __ATOMIC_RELAXED);
+}
+
+// MARK: - Safe libraries
+
+// load(chunk [, chunkname [, mode [, env]]]) that never accepts binary chunks: 'b' is dropped from
+// the mode (default "t"), so precompiled bytecode, which Lua does not verify, cannot be loaded.
+static int bk_safe_load(lua_State *L) {
+    int n = lua_gettop(L);
+    if (n > 4) lua_settop(L, n = 4);
+    if (n < 3) lua_settop(L, 3);  // env (4) stays absent when absent: load treats nil and none apart
+    char mode[8] = "t";
+    if (!lua_isnil(L, 3)) {
+        const char *given = luaL_checkstring(L, 3);
+        size_t k = 0;
+        for (; *given != '\0' && k + 1 < sizeof mode; given++)
+            if (*given != 'b') mode[k++] = *given;
+        mode[k] = '\0';
+    }
+    lua_pushstring(L, mode);
+    lua_replace(L, 3);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+// setmetatable that refuses __gc: finalizers run with hooks off, so a looping one could not be
+// stopped by any limit.
+static int bk_safe_setmetatable(lua_State *L) {
+    if (lua_type(L, 2) == LUA_TTABLE) {
+        lua_pushliteral(L, "__gc");
+        int has = lua_rawget(L, 2) != LUA_TNIL;
+        lua_pop(L, 1);
+        if (has) return luaL_argerror(L, 2, "__gc metamethods are not allowed in a sandbox");
+    }
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+// xpcall whose message handler is skipped once a limit has tripped. The error of a hook is raised
+// while hooks are off, and the handler runs before the stack unwinds: a looping handler could
+// otherwise never be stopped.
+static int bk_guarded_handler(lua_State *L) {
+    bk_runtime *rt = bk_runtime_of(L);
+    if (rt != NULL && rt->tripped != NULL) {
+        lua_settop(L, 1);
+        return 1;
+    }
+    int n = lua_gettop(L);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, n, 1);
+    return 1;
+}
+
+static int bk_return_all(lua_State *L, int status, lua_KContext ctx) {
+    (void)status;
+    (void)ctx;
+    return lua_gettop(L);
+}
+
+static int bk_safe_xpcall(lua_State *L) {
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, bk_guarded_handler, 1);
+    lua_replace(L, 2);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    // With a continuation, so the protected function may still yield.
+    lua_callk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, bk_return_all);
+    return lua_gettop(L);
+}
+
+static void bk_wrap_global(lua_State *L, const char *name, lua_CFunction wrapper) {
+    lua_getglobal(L, name);
+    lua_pushcclosure(L, wrapper, 1);
+    lua_setglobal(L, name);
+}
+
+static void bk_open(lua_State *L, const char *name, lua_CFunction open) {
+    luaL_requiref(L, name, open, 1);
+    lua_pop(L, 1);
+}
+
+static int bk_opensafelibs_protected(lua_State *L) {
+    bk_open(L, LUA_GNAME, luaopen_base);
+    lua_pushnil(L);
+    lua_setglobal(L, "dofile");
+    lua_pushnil(L);
+    lua_setglobal(L, "loadfile");
+    bk_wrap_global(L, "load", bk_safe_load);
+    bk_open(L, LUA_STRLIBNAME, luaopen_string);
+    bk_open(L, LUA_TABLIBNAME, luaopen_table);
+    bk_open(L, LUA_MATHLIBNAME, luaopen_math);
+    bk_open(L, LUA_UTF8LIBNAME, luaopen_utf8);
+    bk_open(L, LUA_COLIBNAME, luaopen_coroutine);
+
+    // os: reading the clock only. The full table is never registered, so require "os" cannot reach it.
+    static const char *const os_allowed[] = {"time", "clock", "date", "difftime", NULL};
+    lua_pushcfunction(L, luaopen_os);
+    lua_call(L, 0, 1);
+    lua_createtable(L, 0, 4);
+    for (int i = 0; os_allowed[i] != NULL; i++) {
+        lua_getfield(L, -2, os_allowed[i]);
+        lua_setfield(L, -2, os_allowed[i]);
+    }
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_pushvalue(L, -2);
+    lua_setfield(L, -2, LUA_OSLIBNAME);
+    lua_pop(L, 1);
+    lua_setglobal(L, LUA_OSLIBNAME);
+    lua_pop(L, 1);
+
+    // package/require: modules already loaded (bk) or in package.preload; no files, no C libraries.
+    luaL_requiref(L, LUA_LOADLIBNAME, luaopen_package, 1);
+    lua_pushnil(L);
+    lua_setfield(L, -2, "loadlib");
+    lua_pushnil(L);
+    lua_setfield(L, -2, "searchpath");
+    lua_pushliteral(L, "");
+    lua_setfield(L, -2, "path");
+    lua_pushliteral(L, "");
+    lua_setfield(L, -2, "cpath");
+    lua_getfield(L, -1, "searchers");
+    for (lua_Integer i = (lua_Integer)lua_rawlen(L, -1); i > 1; i--) {
+        lua_pushnil(L);
+        lua_rawseti(L, -2, i);
+    }
+    lua_pop(L, 2);
+
+    bk_wrap_global(L, "setmetatable", bk_safe_setmetatable);
+    bk_wrap_global(L, "xpcall", bk_safe_xpcall);
+    return 0;
+}
+
+int bk_opensafelibs(lua_State *L) {
+    lua_pushcfunction(L, bk_opensafelibs_protected);
+    return bk_pcall(L, 0, 0, 0);
+}

@@ -1,0 +1,30 @@
+import BlocksBridge
+import CEdit
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Ctrl-C while code runs also stops the event loop: `bk.run()` waits in Swift, where the debug
+/// hook cannot reach, so it returns and the hook then raises "interrupted!" in the command.
+final class InterruptWatcher {
+    private let source: DispatchSourceRead?
+
+    init(loop: EventLoop) {
+        let descriptor = cedit_interrupt_descriptor()
+        guard descriptor >= 0 else {
+            source = nil
+            return
+        }
+        let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: .global())
+        source.setEventHandler {
+            var bytes = (0, 0, 0, 0, 0, 0, 0, 0) as (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)
+            _ = withUnsafeMutableBytes(of: &bytes) { read(descriptor, $0.baseAddress, $0.count) }
+            loop.stop()
+        }
+        source.resume()
+        self.source = source
+    }
+
+    deinit { source?.cancel() }
+}

@@ -1,0 +1,92 @@
+-- bklua's sandbox options: --sandbox, --memory-limit, --instruction-limit, --time-limit.
+-- Each limit stops a hostile script with a clear message and exit code 1; without it the same
+-- script runs.
+
+local BKLUA = assert(os.getenv("BKLUA"), "BKLUA must name the bklua binary")
+
+local function run(args)
+  return shell(BKLUA .. " " .. args)
+end
+
+test("--sandbox leaves out io, debug, os.execute, dofile and binary load", function()
+  local out, code = run([[--sandbox -e "print(io, debug, os.execute, os.getenv, dofile, loadfile, package.loadlib)"]])
+  eq(code, 0)
+  eq(out, "nil\tnil\tnil\tnil\tnil\tnil\tnil\n")
+  out, code = run([[--sandbox -e "print(os.time() > 0, type(os.clock()), string.rep('a', 3), math.floor(2.5), require('bk') == bk)"]])
+  eq(out, "true\tnumber\taaa\t2\ttrue\n")
+  out, code = run([[--sandbox -e "assert(load(string.dump(function() end)))"]])
+  eq(code, 1)
+  ok(out:find("attempt to load a binary chunk", 1, true), out)
+  -- Without --sandbox the same names are there.
+  out = run([[-e "print(io ~= nil, debug ~= nil, os.execute ~= nil)"]])
+  eq(out, "true\ttrue\ttrue\n")
+end)
+
+test("--sandbox: require finds no files", function()
+  local dir = os.tmpname()
+  os.remove(dir)
+  os.execute("mkdir -p " .. dir)
+  local f = assert(io.open(dir .. "/evil.lua", "w"))
+  f:write("return 'loaded from a file'")
+  f:close()
+  local out, code = run("-e \"package.path = '" .. dir .. "/?.lua' print((require('evil')))\"")
+  eq(code, 0)
+  eq(out, "loaded from a file\n")
+  out, code = run("--sandbox -e \"package.path = '" .. dir .. "/?.lua' print((require('evil')))\"")
+  eq(code, 1)
+  ok(out:find("module 'evil' not found", 1, true), out)
+  os.execute("rm -rf " .. dir)
+end)
+
+test("--instruction-limit stops a runaway loop, also when the script catches the error", function()
+  local out, code = run([[--instruction-limit 100000 -e "while true do end"]])
+  eq(code, 1)
+  ok(out:find("(command line):1: instruction limit exceeded", 1, true), out)
+  out, code = run([[--instruction-limit 100000 -e "while true do pcall(function() while true do end end) end"]])
+  eq(code, 1)
+  ok(out:find("instruction limit exceeded", 1, true), out)
+  -- A script inside its budget runs normally.
+  out, code = run([[--instruction-limit 100000 -e "local n = 0 for i = 1, 1000 do n = n + i end print(n)"]])
+  eq(code, 0)
+  eq(out, "500500\n")
+end)
+
+test("--memory-limit stops an allocating script with 'not enough memory'", function()
+  local hog = [[-e "local t = {} for i = 1, 1e7 do t[i] = ('x'):rep(32) .. i end print('done')"]]
+  local out, code = run("--memory-limit 2000000 " .. hog)
+  eq(code, 1)
+  ok(out:find("not enough memory", 1, true), out)
+  out, code = run([[--memory-limit 2000000 -e "print(#('x'):rep(1000))"]])
+  eq(code, 0)
+  eq(out, "1000\n")
+end)
+
+test("--time-limit stops a long script", function()
+  local out, code = run([[--time-limit 0.2 -e "while true do end"]])
+  eq(code, 1)
+  ok(out:find("time limit exceeded", 1, true), out)
+end)
+
+test("limits combine with --sandbox and scripts with arguments", function()
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write("print(select('#', ...), io == nil) while true do end")
+  f:close()
+  local out, code = run("--sandbox --instruction-limit 5000 " .. path .. " a b")
+  os.remove(path)
+  eq(code, 1)
+  ok(out:find("^2\ttrue\n"), out)
+  ok(out:find("instruction limit exceeded", 1, true), out)
+end)
+
+test("bad sandbox option values print usage and exit 1", function()
+  for _, args in ipairs({ "--memory-limit", "--memory-limit lots", "--instruction-limit -5", "--time-limit x" }) do
+    local out, code = run(args .. " -e 'print(1)'")
+    eq(code, 1, args)
+    ok(out:find("needs a non-negative number", 1, true), args .. ": " .. out)
+    ok(out:find("usage: ", 1, true), out)
+  end
+  local out, code = run("--sandboxed -e 'print(1)'")
+  eq(code, 1)
+  ok(out:find("unrecognized option '--sandboxed'", 1, true), out)
+end)

@@ -1,0 +1,381 @@
+"""bklua's interactive REPL, driven in a pseudo-terminal.
+
+Run: python3 Tests/repl/test_bklua_repl.py [name-filter]   (BKLUA names the binary, LUA the stock lua5.4)
+Prints one line per case and "N passed, N failed"; exits non-zero on a failure.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pty_session import Session  # noqa: E402
+
+BKLUA = os.environ.get("BKLUA", ".build/debug/bklua")
+LUA = os.environ.get("LUA", "lua5.4")
+scratch = tempfile.mkdtemp(prefix="bklua-repl-")
+cases = []
+
+
+def case(function):
+    cases.append(function)
+    return function
+
+
+def start(history=None, args=()):
+    """A REPL with its own history file (or none)."""
+    env = {"BKLUA_HISTORY": history if history is not None else ""}
+    session = Session([BKLUA, *args], env=env)
+    session.expect(r"^Lua 5\.4.*\n> ")
+    return session
+
+
+def has(expression):
+    """Whether `expression` is true in bklua (features other families bring)."""
+    result = subprocess.run([BKLUA, "-e", "io.write(tostring(" + expression + "))"],
+                            capture_output=True, text=True, timeout=30)
+    return result.stdout == "true"
+
+
+def answer(session, line, expected, shown=None):
+    """Types `line` + Enter and waits for it (as `shown`, when Tab changes it), the output line
+    `expected` (a regex; None for no output) and the next prompt."""
+    session.send(line + "\r")
+    session.expect(re.escape(shown or line) + r"\n" + ("" if expected is None else expected + r"\n") + r"> ")
+
+
+@case
+def typing_an_expression_prints_it():
+    s = start()
+    try:
+        answer(s, "1 + 2", "3")
+        answer(s, "=10 * 10", "100")
+        answer(s, "'a', nil, true", r'"a"\tnil\ttrue')
+        answer(s, "x = 5", None)  # a statement prints nothing
+        answer(s, "x", "5")
+    finally:
+        s.close()
+
+
+@case
+def statements_print_nothing_and_errors_keep_the_repl():
+    s = start()
+    try:
+        answer(s, "y = 7", None)
+        s.send("error('boom')\r")
+        s.expect(r"^stdin:1: boom\nstack traceback:")
+        answer(s, "y", "7")
+        s.send("x = = 1\r")
+        s.expect(r"unexpected symbol near '='")
+        answer(s, "y + 1", "8")
+    finally:
+        s.close()
+
+
+@case
+def tables_are_pretty_printed():
+    s = start()
+    try:
+        answer(s, "{1, 2, x = {y = 's'}, [10] = true, ['a b'] = 1}",
+               re.escape('{ 1, 2, [10] = true, ["a b"] = 1, x = { y = "s" } }'))
+        answer(s, "{}", re.escape("{}"))
+        # Cycles are shown as references to the table's first showing.
+        answer(s, "t = {name = 'loop'}; t.self = t", None)
+        answer(s, "t", re.escape('<1>{ name = "loop", self = <1> }'))
+        # Past the depth limit, contents are elided.
+        answer(s, "{{{{{{{{{1}}}}}}}}}", r"\{ \{ \{ \{ \{ \{ \{\.\.\.\} \} \} \} \} \} \}")
+        # Long tables go on indented lines, keys sorted.
+        s.send("{zeta = string.rep('z', 40), alpha = string.rep('a', 40), mid = {1, 2}}\r")
+        s.expect(r'\n\{\n  alpha = "a{40}",\n  mid = \{ 1, 2 \},\n  zeta = "z{40}"\n\}\n> ')
+        # Long lists stop after 200 elements.
+        answer(s, "r = {}; for i = 1, 1000 do r[i] = i end", None)
+        s.send("r\r")
+        s.expect(r"\n  200,\n  \.\.\.\n\}\n> ")
+        # Named metatables and __tostring.
+        answer(s, "setmetatable({}, {__tostring = function() return 'custom!' end})", "custom!")
+        answer(s, "setmetatable({1}, {__name = 'Point'})", re.escape("Point{ 1 }"))
+        answer(s, "'tab\\tquote\"'", re.escape('"tab\\tquote\\""'))
+        answer(s, "'\\255é\\0' .. 1", re.escape('"\\255é\\0001"'))  # bytes that are not UTF-8 escaped
+        answer(s, "{['a b'] = 1, [1.5] = 2, [true] = 3}", re.escape('{ [1.5] = 2, ["a b"] = 1, [true] = 3 }'))
+        if has("bk.null ~= nil"):
+            answer(s, "bk.null", "null")
+    finally:
+        s.close()
+
+
+@case
+def results_are_coloured_on_a_terminal_unless_no_color():
+    s = start()
+    try:
+        answer(s, "'s', 1, nil", r'"s"\t1\tnil')
+        assert b'\x1b[32m"s"\x1b[0m\t\x1b[36m1\x1b[0m\t\x1b[35mnil\x1b[0m' in s.data, s.data
+    finally:
+        s.close()
+    s = Session([BKLUA], env={"BKLUA_HISTORY": "", "NO_COLOR": "1"})
+    try:
+        s.expect(r"> ")
+        answer(s, "'s', 1", r'"s"\t1')
+        assert b'"s"\t1' in s.data, s.data
+    finally:
+        s.close()
+
+
+@case
+def a_multi_line_function_definition_works():
+    s = start()
+    try:
+        s.send("function sq(x)\r")
+        s.expect(r"^>> ")
+        s.send("  return x * x\r")
+        s.expect(r"^>> ")
+        s.send("end\r")
+        s.expect(r"^> ")
+        answer(s, "sq(7)", "49")
+        s.send("t = {\r")
+        s.expect(r"^>> ")
+        s.send("1, 2}\r")
+        s.expect(r"^> ")
+        answer(s, "#t", "2")
+        s.send("for i = 1, 2 do\r")  # Ctrl-D on a `>>` line ends the chunk as it is
+        s.expect(r"\n>> ")
+        s.send("\x04")
+        s.expect(r"\nstdin:1: 'end' expected near <eof>\n> ")
+        answer(s, "#t", "2")
+    finally:
+        s.close()
+
+
+@case
+def history_survives_a_restart():
+    path = os.path.join(scratch, "history")
+    s = start(history=path)
+    try:
+        answer(s, "marker = 4242", None)
+        answer(s, "=marker + 1", "4243")
+        s.send("\x04")
+        assert s.wait_exit() == 0
+    finally:
+        s.close()
+    assert "marker = 4242" in open(path).read().replace("\\040", " ")
+    s = start(history=path)
+    try:
+        s.send("\x1b[A")  # up arrow: the last line of the previous session, as typed
+        s.expect(r"=marker \+ 1")
+        time.sleep(0.2)
+        s.send("\x1b[A")  # the one before (libedit redraws only what changed: run it to see)
+        time.sleep(0.2)
+        s.send("\r")
+        s.expect(r"\n> ")
+        answer(s, "marker", "4242")
+    finally:
+        s.close()
+
+
+@case
+def history_keeps_the_last_thousand_entries():
+    path = os.path.join(scratch, "long-history")
+    with open(path, "w") as f:
+        f.write("_HiStOrY_V2_\n" + "".join("n\\040=\\040%d\n" % i for i in range(1500)))
+    s = start(history=path)
+    try:
+        answer(s, "last = 1", None)
+        s.send("\x04")
+        assert s.wait_exit() == 0
+    finally:
+        s.close()
+    entries = open(path).read().splitlines()[1:]
+    assert len(entries) == 1000, len(entries)
+    assert entries[-1] == "last\\040=\\0401", entries[-1]
+    assert entries[0] == "n\\040=\\040501", entries[0]
+
+
+@case
+def an_empty_history_variable_disables_history():
+    path = os.path.join(scratch, "unused-history")
+    s = Session([BKLUA], env={"BKLUA_HISTORY": "", "HOME": scratch})
+    try:
+        s.expect(r"^> ")
+        answer(s, "1", "1")
+    finally:
+        s.close()
+    assert not os.path.exists(path)
+    assert not os.path.exists(os.path.join(scratch, ".bklua_history"))
+
+
+@case
+def tab_completes_globals_fields_and_methods():
+    s = start()
+    try:
+        answer(s, "print(string.fo\t('%05d', 7))", "00007", shown="print(string.format('%05d', 7))")
+        answer(s, "print(type(bk_insta\t))", "function", shown="print(type(bk_installGlobals))")
+        if has("bk_map ~= nil"):
+            s.send("f = bk_ma\t")
+            if has("bk_match ~= nil"):
+                s.send("\t")  # ambiguous: the second Tab lists the candidates
+                s.expect(r"\nbk_map +bk_match")
+            s.send("p\t\r")
+            s.expect(r"f = bk_map\n> ")
+            answer(s, "f == bk.map", "true")
+        # Methods after ':' follow __index chains; fields after '.' in nested tables.
+        answer(s, "Base = {greet = function(self) return 'hi' end}", None)
+        answer(s, "obj = setmetatable({}, {__index = Base})", None)
+        answer(s, "obj:gre\t()", '"hi"', shown="obj:greet()")
+        answer(s, "cfg = {inner = {value = 3}}", None)
+        answer(s, "cfg.inner.val\t", "3", shown="cfg.inner.value")
+        if has("bk.scheduledTimerWithTimeInterval ~= nil"):
+            # A bridged object's properties and methods.
+            answer(s, "tm = bk.timerWithTimeInterval(1, print, false)", None)
+            answer(s, "tm.isVal\t", "true", shown="tm.isValid")
+            answer(s, "tm:inval\t()", None, shown="tm:invalidate()")
+        answer(s, "s = 'x'", None)
+        answer(s, "s:upp\t()", '"X"', shown="s:upper()")
+    finally:
+        s.close()
+
+
+@case
+def timers_fire_at_the_prompt_without_garbling_the_line():
+    if not has("bk.scheduledTimerWithTimeInterval ~= nil"):
+        print("  (skipped: no bk.scheduledTimerWithTimeInterval in this build)")
+        return
+    s = start()
+    try:
+        s.send("t = bk.scheduledTimerWithTimeInterval(0.5, function() print('tick') end, false)\r")
+        s.expect(r"^> ")
+        s.send("x = 12")
+        s.expect(r"x = 12")
+        s.expect(r"tick\n> x = 12", timeout=10)  # printed above the prompt, the line drawn again
+        s.send(" + 1\r")
+        s.expect(r"\n> ")
+        answer(s, "x", "13")
+        # Output without a newline still leaves the prompt on a row of its own; a timer that
+        # prints nothing leaves the screen alone.
+        answer(s, "bk.performBlock(function() io.write('partial') end, 0.3)", r"bk\.BlockHandle.*")
+        s.send("y = 1")
+        s.expect(r"partial\n> y = 1", timeout=10)
+        s.send("\r")
+        s.expect(r"\n> ")
+        if has("bk.performBlockInBackground ~= nil"):
+            # Printed by a block on another thread while the prompt waits.
+            answer(s, "bk.performBlockInBackground(function() print('from afar') end, 0.4)", r"bk\.BlockHandle.*")
+            s.send("z = 5")
+            s.expect(r"from afar\n> z = 5", timeout=10)
+            s.send("\r")
+            s.expect(r"\n> ")
+            answer(s, "z", "5")
+        answer(s, "u = bk.scheduledTimerWithTimeInterval(0.1, function() end, true)", None)
+        time.sleep(0.5)
+        answer(s, "u:invalidate()", None)
+        assert "> > " not in s.text, "a silent timer redrew the prompt:\n" + s.text
+    finally:
+        s.close()
+
+
+@case
+def ctrl_c_interrupts_running_code_and_clears_the_line():
+    s = start()
+    try:
+        s.send("while true do end\r")
+        s.expect(r"while true do end\n")
+        time.sleep(1)  # running by now (a second Ctrl-C would end bklua, as in lua5.4)
+        s.send("\x03")
+        s.expect(r"interrupted!")
+        s.expect(r"\n> ")
+        answer(s, "1 + 1", "2")
+        s.send("junk")
+        s.expect(r"junk")
+        s.send("\x03")  # at the prompt: the line is dropped
+        s.expect(r"\n> ")
+        answer(s, "2 + 2", "4")
+        if has("bk.run ~= nil and bk.scheduledTimerWithTimeInterval ~= nil"):
+            # bk.run waits in Swift, out of the debug hook's reach: Ctrl-C stops the loop too.
+            answer(s, "t = bk.scheduledTimerWithTimeInterval(0.2, function() end, true)", None)
+            s.send("bk.run()\r")
+            s.expect(r"bk\.run\(\)\n")
+            time.sleep(1)
+            s.send("\x03")
+            s.expect(r"interrupted!")
+            s.expect(r"\n> ")
+            answer(s, "t:invalidate()", None)
+        s.send("for i = 1, 2 do\r")  # a multi-line chunk is dropped too
+        s.expect(r"\n>> ")
+        s.send("\x03")
+        s.expect(r"\n> ")
+        answer(s, "3 + 3", "6")
+    finally:
+        s.close()
+
+
+@case
+def os_exit_in_a_block_at_the_prompt_keeps_its_output_and_status():
+    if not has("bk.performBlock ~= nil"):
+        print("  (skipped: no bk.performBlock in this build)")
+        return
+    s = start()
+    try:
+        answer(s, "bk.performBlock(function() print('bye'); os.exit(3) end, 0.3)", r"bk\.BlockHandle.*")
+        s.send("abc")
+        assert s.wait_exit() == 3, "exit status %r" % s.status
+        s.expect(r"bye\n> abc\n$")
+    finally:
+        s.close()
+
+
+@case
+def ctrl_d_exits_zero():
+    s = start()
+    try:
+        s.send("\x04")
+        assert s.wait_exit() == 0, "exit status %r" % s.status
+    finally:
+        s.close()
+
+
+@case
+def non_terminal_stdin_keeps_lua_c_behaviour():
+    # No prompt, no colours: stdin is run as a script, as lua.c does.
+    source = "x = 6\nprint(x * 7)\nfunction f()\nreturn 1 end\nprint(f())\n"
+    for args in ([], ["-"]):
+        outputs = []
+        for program in (BKLUA, LUA):
+            result = subprocess.run([program, *args], input=source, capture_output=True, text=True,
+                                    timeout=30)
+            outputs.append((result.stdout, result.returncode))
+        assert outputs[0] == outputs[1], "with %r: bklua %r, lua %r" % (args, outputs[0], outputs[1])
+        assert "\x1b" not in outputs[0][0]
+    # -i reads lines with lua.c's plain prompts and prints results with `print`.
+    result = subprocess.run([BKLUA, "-i"], input="x = 6\nx * 7\n's', {}\n", capture_output=True,
+                            text=True, timeout=30)
+    assert re.fullmatch(r"Lua 5\.4.*\n> > 42\n> s\ttable: 0x[0-9a-f]+\n> \n", result.stdout), result.stdout
+    if has("bk.performBlock ~= nil"):
+        # Blocks due run between lines.
+        result = subprocess.run([BKLUA, "-i"], input="bk.performBlock(function() print('ran') end, 0)\nx = 1\n",
+                                capture_output=True, text=True, timeout=30)
+        assert re.fullmatch(r"Lua 5\.4.*\n> bk\.BlockHandle.*\nran\n> > \n", result.stdout), result.stdout
+
+
+def main():
+    only = sys.argv[1] if len(sys.argv) > 1 else ""
+    passed = failed = 0
+    for function in cases:
+        if only not in function.__name__:
+            continue
+        try:
+            function()
+            passed += 1
+            print("ok   " + function.__name__)
+        except Exception:
+            failed += 1
+            print("FAIL " + function.__name__)
+            traceback.print_exc()
+    shutil.rmtree(scratch, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
