@@ -212,3 +212,18 @@ extension ObservationTests {
         stack.top = base
     }
 }
+
+extension ObservationTests {
+    @Test func aSwiftHostObservesALuaTable() throws {
+        let state = try LuaState()
+        try state.run("settings = { volume = 1 }")
+        let settings = try state.global("settings", as: LuaRef.self)
+        var seen: [String] = []
+        try state.call("bk.addObserverForKeyPath", settings, "volume", ["new", "old"],
+                       LuaClosure { (_: LuaRef, change: [String: LuaValue]) in
+                           seen.append("\(change["old"]?.description ?? "nil")->\(change["new"]?.description ?? "nil")")
+                       })
+        try state.run("settings.volume = 5; settings.volume = 7")
+        #expect(seen == ["1->5", "5->7"])
+    }
+}
