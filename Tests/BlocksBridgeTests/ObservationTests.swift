@@ -227,3 +227,31 @@ extension ObservationTests {
         #expect(seen == ["1->5", "5->7"])
     }
 }
+
+extension ObservationTests {
+    @Test func observationWorksInASandbox() throws {
+        let state = try LuaState(sandbox: .standard)
+        let values = try state.run("""
+            local bk = require "bk"
+            local t, seen = { a = 1 }, {}
+            bk.addObserverForKeyPath(t, "a", {"new"}, function(_, c) seen[#seen + 1] = c.new end)
+            t.a = 2
+            local n = 0
+            for _ in pairs(t) do n = n + 1 end
+            return seen[1], n, next(t)
+            """)
+        #expect(values.map(\.description) == ["2", "1", "a", "2"])
+    }
+
+    @Test func withoutTheBaseLibraryObservingIsAnError() throws {
+        let state = try LuaState(standardLibraries: false)
+        let stack = state.stack
+        BKModule.pushModule(on: stack)
+        stack.rawGet(-1, field: "addObserverForKeyPath")
+        stack.pushNewTable()
+        stack.push("a")
+        stack.push(function: "task") { _ in 0 }
+        #expect(throws: LuaError.self) { try stack.call(arguments: 3, results: 0) }
+        stack.top = 0
+    }
+}

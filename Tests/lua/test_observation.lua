@@ -785,3 +785,20 @@ test("an observation added by a prior task is not notified for the set in progre
   t.a = 3
   eq(late, 1)
 end)
+
+test("observing never marks a table for finalization that was not (a __gc added later)", function()
+  local finalized = 0
+  do
+    local mt = {}
+    local a = setmetatable({ x = 1 }, mt)
+    local b = setmetatable({ x = 1 }, mt)
+    mt.__gc = function() finalized = finalized + 1 end   -- after setmetatable: a, b are not marked
+    bk.addObserverForKeyPath(a, "x", function() end)
+    bk.addObserverForKeyPath(b, "x", function() end)
+    bk.removeAllBlockObservers(b)                         -- restored with the original metatable
+    eq(getmetatable(b), mt)
+  end
+  collectgarbage()
+  collectgarbage()
+  eq(finalized, 0)
+end)

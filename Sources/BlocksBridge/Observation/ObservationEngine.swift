@@ -78,7 +78,10 @@ local G, traceback, report, setmeta, getmeta, observableUserdata = ...
 local rawget, rawset, rawequal, rawlen, rawnext = G.rawget, G.rawset, G.rawequal, G.rawlen, G.next
 local type, xpcall, pcall, setmetatable, error = G.type, G.xpcall, G.pcall, G.setmetatable, G.error
 local tostring = G.tostring
-local tointeger = G.math.tointeger
+local tointeger = G.math and G.math.tointeger or G.tonumber
+if not (rawget and rawset and rawequal and rawlen and rawnext and type and xpcall and pcall and setmetatable) then
+  error("observation needs Lua's base library")
+end
 local weakK, weakV = { __mode = "k" }, { __mode = "v" }
 
 -- observed object (table or bridged userdata) -> record. Weak keys: observing never keeps the
@@ -194,7 +197,15 @@ end
 
 local function restore(target, record)
   records[target] = nil
-  if record.store then setmeta(target, record.original) end
+  if record.store then
+    -- Setting a metatable that has __gc marks the object for finalization. Restoring must not
+    -- mark an object that was not marked (its __gc was added after setmetatable): hide it.
+    local original = record.original
+    local gc = original and rawget(original, "__gc")
+    if gc ~= nil then rawset(original, "__gc", nil) end
+    setmeta(target, original)
+    if gc ~= nil then rawset(original, "__gc", gc) end
+  end
 end
 
 local function removeLink(record, target, key, link)
@@ -351,7 +362,12 @@ local function proxyTable(t)
     meta.__pairs = function(t) return observedNext, t, nil end
   end
   meta.__bkobserved = store   -- for Swift helpers that walk tables raw (pushObservedFields)
+  -- __gc goes in after setmetatable: an object already marked for finalization stays marked and
+  -- finds it; one that was not marked is not marked now (see restore).
+  local gc = meta.__gc
+  meta.__gc = nil
   setmeta(t, meta)
+  meta.__gc = gc
   if rawget(G, "next") == rawnext then rawset(G, "next", observedNext) end
   return record
 end
