@@ -802,3 +802,15 @@ test("observing never marks a table for finalization that was not (a __gc added 
   collectgarbage()
   eq(finalized, 0)
 end)
+
+test("a key path listed twice is observed once, and removal restores the table", function()
+  local t = { a = 1 }
+  local calls, task = recorder()
+  bk.addObserverForKeyPaths(t, { "a", "a" }, task)
+  t.a = 2
+  eq(#calls, 1)
+  eq(#bk.observers(t)[1].keyPaths, 1)
+  bk.removeAllBlockObservers(t)
+  eq(getmetatable(t), nil)
+  eq(rawget(t, "a"), 2)
+end)

@@ -472,6 +472,12 @@ function E.add(obj, keyPaths, style, options, identifier, hasObserver, observer,
   if existing and existing.observations[identifier] then
     E.removeObservation(existing.observations[identifier])
   end
+  local unique, seen = {}, {}
+  for i = 1, #keyPaths do   -- a key path listed twice is observed once
+    local kp = keyPaths[i]
+    if not seen[kp] then seen[kp] = true unique[#unique + 1] = kp end
+  end
+  keyPaths = unique
   local obs = {
     id = identifier, keyPaths = keyPaths, options = options, style = style,
     w = setmetatable({ obj = obj }, weakV), chains = {}, live = true, hasObserver = hasObserver,
