@@ -255,3 +255,39 @@ extension ObservationTests {
         stack.top = 0
     }
 }
+
+extension ObservationTests {
+    @Test func twoStatesObserveOneSwiftObject() throws {
+        let person = Person()
+        let first = try makeState(person)
+        let second = try makeState(person)
+        for state in [first, second] {
+            try state.run("""
+                seen = {}
+                bk.addObserverForKeyPath(person, "name", {"new"}, function(_, c) seen[#seen + 1] = c.new end)
+                """)
+        }
+        try first.run("person.name = 'from first'")
+        person.name = "from swift"
+        for state in [first, second] {
+            #expect(string(try state.run("return table.concat(seen, ', ')")) == "from first, from swift")
+        }
+    }
+
+    @Test func aCollectedUserdataEndsItsObservations() throws {
+        let person = Person()
+        let state = try makeState(person)
+        try state.run("""
+            hits = 0
+            bk.addObserverForKeyPath(person, "name", function() hits = hits + 1 end)
+            person = nil
+            collectgarbage(); collectgarbage()
+            """)
+        person.name = "nobody listens"
+        #expect(string(try state.run("return hits")) == "0")
+        // Pushed again, the object is a fresh userdata with no observations.
+        state.setGlobal("person", person)
+        try state.run("person.name = 'again'")
+        #expect(string(try state.run("return hits, #bk.observers(person)")) == "0")
+    }
+}
