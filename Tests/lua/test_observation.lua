@@ -745,6 +745,8 @@ test("next keeps its errors for non-tables", function()
   local t = {}
   bk.addObserverForKeyPath(t, "a", function() end)   -- the global next is now observation-aware
   raises("bad argument #1 to 'next' (table expected, got number)", next, 5)
+  raises("bad argument #1 to 'next' (table expected, got nil)", next, nil)
+  raises("bad argument #1 to 'next' (table expected, got no value)", next)
   eq(next({}), nil)
   eq(next({ 7 }), 1)
 end)

@@ -77,6 +77,7 @@ enum ObservationEngine {
 local G, traceback, report, setmeta, getmeta, observableUserdata = ...
 local rawget, rawset, rawequal, rawlen, rawnext = G.rawget, G.rawset, G.rawequal, G.rawlen, G.next
 local type, xpcall, pcall, setmetatable, error = G.type, G.xpcall, G.pcall, G.setmetatable, G.error
+local select = G.select
 local tostring = G.tostring
 local tointeger = G.math and G.math.tointeger or G.tonumber
 if not (rawget and rawset and rawequal and rawlen and rawnext and type and xpcall and pcall and setmetatable) then
@@ -115,11 +116,13 @@ local function resolve(v, parts, from)
 end
 
 -- `next` that also walks an observed table's moved keys: the raw fields first, then the store.
-local function observedNext(t, k)
+local function observedNext(...)
+  local t, k = ...
   local record = records[t]
   if record == nil or record.store == nil then
-    if type(t) ~= "table" then
-      error("bad argument #1 to 'next' (table expected, got " .. (t == nil and "no value" or type(t)) .. ")", 2)
+    if type(t) ~= "table" then   -- next's own message ("no value" when called without arguments)
+      local got = select("#", ...) == 0 and "no value" or type(t)
+      error("bad argument #1 to 'next' (table expected, got " .. got .. ")", 2)
     end
     return rawnext(t, k)
   end
