@@ -42,13 +42,6 @@ struct LuaBlock {
         return count
     }
 
-    /// Calls the block on the entry, discarding its results.
-    @inline(__always)
-    func call(_ entry: LuaEntry) throws(LuaRaise) {
-        let count = pushCall(entry)
-        try stack.callBlock(arguments: count, results: 0, handler: handler)
-    }
-
     /// Calls the block on the entry and returns whether its answer is truthy. The answer stays on
     /// the stack: the walk restores the top after each visit.
     @inline(__always)
