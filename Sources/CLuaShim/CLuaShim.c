@@ -352,6 +352,8 @@ static int bk_walk_driver(lua_State *L) {
     int base = lua_gettop(L);
     int results = w->action == BK_WALK_DISCARD ? 0 : 1;
     int keepsValue = w->action == BK_WALK_KEEP || w->action == BK_WALK_DROP;
+    // Lists: after a call, DISCARD and MAP (the answer is popped into the result) are back at base.
+    int backAtBase = w->action == BK_WALK_DISCARD || w->action == BK_WALK_MAP;
     if (w->keys == 0) {
         int nargs = w->prefix != 0 ? 2 : 1;
         for (lua_Integer position = 1; position <= w->count; position++) {
@@ -367,7 +369,7 @@ static int bk_walk_driver(lua_State *L) {
             }
             lua_call(L, nargs, results);
             if (results != 0) bk_walk_apply(L, w, 0, base + 1);
-            lua_settop(L, base);
+            if (!backAtBase) lua_settop(L, base);
         }
     } else {
         int nargs = w->prefix != 0 ? 3 : 2;
