@@ -324,10 +324,15 @@ int cedit_interrupt_descriptor(void) {
     return interrupt_pipe[0];
 }
 
+/// The hook that was set when Ctrl-C came (a sandbox's count hook, a debug.sethook): the stop
+/// hook puts it back, so limits and user hooks outlive an interruption.
+static lua_Hook previous_hook;
+static int previous_mask, previous_count;
+
 /// lua.c's `lstop`: raises in the Lua code that was running when Ctrl-C came.
 static void stop_hook(lua_State *L, lua_Debug *ar) {
     (void)ar;
-    lua_sethook(L, NULL, 0, 0);
+    lua_sethook(L, previous_hook, previous_mask, previous_count);
     luaL_error(L, "interrupted!");
 }
 
@@ -340,6 +345,11 @@ static void on_interrupt(int signal_number) {
     // back to this Lua thread (a wait in Swift, a loop in a timer) is not stopped by the hook, so
     // as in lua.c a second Ctrl-C ends the process.
     signal(SIGINT, SIG_DFL);
+    if (lua_gethook(L) != stop_hook) {
+        previous_hook = lua_gethook(L);
+        previous_mask = lua_gethookmask(L);
+        previous_count = lua_gethookcount(L);
+    }
     lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
     if (interrupt_pipe[1] >= 0) {
         char byte = 1;
@@ -384,7 +394,7 @@ void cedit_set_running_state(lua_State *L) {
     lua_State *previous = running_state;
     running_state = L;
     if (L == NULL && previous != NULL) {
-        if (lua_gethook(previous) == stop_hook) lua_sethook(previous, NULL, 0, 0);
+        if (lua_gethook(previous) == stop_hook) lua_sethook(previous, previous_hook, previous_mask, previous_count);
         cedit_watch_interrupts();  // back from SIG_DFL if Ctrl-C came
     }
 }

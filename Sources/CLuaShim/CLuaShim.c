@@ -84,6 +84,13 @@ typedef struct bk_frame {
 
 static _Thread_local bk_frame *bk_innermost_frame = NULL;
 
+// Exported functions nested on this OS thread. Lua's own C-stack guard counts calls per Lua
+// thread, and the event loop runs each callback on a Lua thread of its own, so a callback that
+// re-enters the loop (bk.run inside a timer) could nest without limit and overflow the OS stack.
+// Counted per OS thread, which is what owns the stack.
+#define BK_MAX_NESTING 160
+static _Thread_local int bk_nesting = 0;
+
 lua_State *bk_current_thread(bk_runtime *rt) {
     for (bk_frame *frame = bk_innermost_frame; frame != NULL; frame = frame->outer)
         if (frame->rt == rt) return frame->L;
@@ -93,12 +100,15 @@ lua_State *bk_current_thread(bk_runtime *rt) {
 int bk_trampoline(lua_State *L) {
     bk_function *f = (bk_function *)lua_touserdata(L, lua_upvalueindex(1));
     bk_runtime *rt = f->rt;
+    if (bk_nesting >= BK_MAX_NESTING) return luaL_error(L, "C stack overflow (bk calls nested too deeply)");
+    bk_nesting++;
     rt->swift_depth++;
     bk_frame frame = { rt, L, bk_innermost_frame };
     bk_innermost_frame = &frame;
     int n = bk_swift_call(L, f->body, rt);
     bk_innermost_frame = frame.outer;
     rt->swift_depth--;
+    bk_nesting--;
     // Swift has returned: from here on raising is safe.
     if (rt->memory_limit != 0 && rt->swift_depth == 0 && rt->bytes_in_use > rt->memory_limit) {
         lua_settop(L, 0);

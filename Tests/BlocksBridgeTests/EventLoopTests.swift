@@ -255,4 +255,15 @@ private func makeState() throws -> LuaState {
         #expect(fired.values == [1, 2])
         #expect(loop.pendingCount == 0)
     }
+
+    @Test func invalidatingTheLastTimerFromAnotherThreadEndsRunPromptly() throws {
+        let state = try makeState()
+        let loop = state.eventLoop
+        let timer = loop.scheduledTimer(interval: 60, repeats: false) { _ in }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { timer.invalidate() }
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(loop.run(seconds: 30) == true)
+        #expect(clock.now - start < .seconds(20), "slept until the timer's deadline")
+    }
 }

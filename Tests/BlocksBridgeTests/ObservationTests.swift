@@ -212,3 +212,82 @@ extension ObservationTests {
         stack.top = base
     }
 }
+
+extension ObservationTests {
+    @Test func aSwiftHostObservesALuaTable() throws {
+        let state = try LuaState()
+        try state.run("settings = { volume = 1 }")
+        let settings = try state.global("settings", as: LuaRef.self)
+        var seen: [String] = []
+        try state.call("bk.addObserverForKeyPath", settings, "volume", ["new", "old"],
+                       LuaClosure { (_: LuaRef, change: [String: LuaValue]) in
+                           seen.append("\(change["old"]?.description ?? "nil")->\(change["new"]?.description ?? "nil")")
+                       })
+        try state.run("settings.volume = 5; settings.volume = 7")
+        #expect(seen == ["1->5", "5->7"])
+    }
+}
+
+extension ObservationTests {
+    @Test func observationWorksInASandbox() throws {
+        let state = try LuaState(sandbox: .standard)
+        let values = try state.run("""
+            local bk = require "bk"
+            local t, seen = { a = 1 }, {}
+            bk.addObserverForKeyPath(t, "a", {"new"}, function(_, c) seen[#seen + 1] = c.new end)
+            t.a = 2
+            local n = 0
+            for _ in pairs(t) do n = n + 1 end
+            return seen[1], n, next(t)
+            """)
+        #expect(values.map(\.description) == ["2", "1", "a", "2"])
+    }
+
+    @Test func withoutTheBaseLibraryObservingIsAnError() throws {
+        let state = try LuaState(standardLibraries: false)
+        let stack = state.stack
+        BKModule.pushModule(on: stack)
+        stack.rawGet(-1, field: "addObserverForKeyPath")
+        stack.pushNewTable()
+        stack.push("a")
+        stack.push(function: "task") { _ in 0 }
+        #expect(throws: LuaError.self) { try stack.call(arguments: 3, results: 0) }
+        stack.top = 0
+    }
+}
+
+extension ObservationTests {
+    @Test func twoStatesObserveOneSwiftObject() throws {
+        let person = Person()
+        let first = try makeState(person)
+        let second = try makeState(person)
+        for state in [first, second] {
+            try state.run("""
+                seen = {}
+                bk.addObserverForKeyPath(person, "name", {"new"}, function(_, c) seen[#seen + 1] = c.new end)
+                """)
+        }
+        try first.run("person.name = 'from first'")
+        person.name = "from swift"
+        for state in [first, second] {
+            #expect(string(try state.run("return table.concat(seen, ', ')")) == "from first, from swift")
+        }
+    }
+
+    @Test func aCollectedUserdataEndsItsObservations() throws {
+        let person = Person()
+        let state = try makeState(person)
+        try state.run("""
+            hits = 0
+            bk.addObserverForKeyPath(person, "name", function() hits = hits + 1 end)
+            person = nil
+            collectgarbage(); collectgarbage()
+            """)
+        person.name = "nobody listens"
+        #expect(string(try state.run("return hits")) == "0")
+        // Pushed again, the object is a fresh userdata with no observations.
+        state.setGlobal("person", person)
+        try state.run("person.name = 'again'")
+        #expect(string(try state.run("return hits, #bk.observers(person)")) == "0")
+    }
+}

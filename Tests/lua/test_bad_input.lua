@@ -63,5 +63,5 @@ for _, name in ipairs(names) do
   test("bad input to bk." .. name, function() expectClean("function " .. name) end)
 end
 for _, class in ipairs(classes) do
-  test("bad input to methods of " .. class, function() expectClean("class " .. class) end)
+  test("bad input to methods of " .. class, function() expectClean("class " .. string.format("%q", class)) end)
 end

@@ -745,6 +745,8 @@ test("next keeps its errors for non-tables", function()
   local t = {}
   bk.addObserverForKeyPath(t, "a", function() end)   -- the global next is now observation-aware
   raises("bad argument #1 to 'next' (table expected, got number)", next, 5)
+  raises("bad argument #1 to 'next' (table expected, got nil)", next, nil)
+  raises("bad argument #1 to 'next' (table expected, got no value)", next)
   eq(next({}), nil)
   eq(next({ 7 }), 1)
 end)
@@ -784,4 +786,33 @@ test("an observation added by a prior task is not notified for the set in progre
   eq(late, 0)
   t.a = 3
   eq(late, 1)
+end)
+
+test("observing never marks a table for finalization that was not (a __gc added later)", function()
+  local finalized = 0
+  do
+    local mt = {}
+    local a = setmetatable({ x = 1 }, mt)
+    local b = setmetatable({ x = 1 }, mt)
+    mt.__gc = function() finalized = finalized + 1 end   -- after setmetatable: a, b are not marked
+    bk.addObserverForKeyPath(a, "x", function() end)
+    bk.addObserverForKeyPath(b, "x", function() end)
+    bk.removeAllBlockObservers(b)                         -- restored with the original metatable
+    eq(getmetatable(b), mt)
+  end
+  collectgarbage()
+  collectgarbage()
+  eq(finalized, 0)
+end)
+
+test("a key path listed twice is observed once, and removal restores the table", function()
+  local t = { a = 1 }
+  local calls, task = recorder()
+  bk.addObserverForKeyPaths(t, { "a", "a" }, task)
+  t.a = 2
+  eq(#calls, 1)
+  eq(#bk.observers(t)[1].keyPaths, 1)
+  bk.removeAllBlockObservers(t)
+  eq(getmetatable(t), nil)
+  eq(rawget(t, "a"), 2)
 end)

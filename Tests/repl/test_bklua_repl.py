@@ -286,6 +286,16 @@ def ctrl_c_interrupts_running_code_and_clears_the_line():
         s.expect(r"interrupted!")
         s.expect(r"\n> ")
         answer(s, "1 + 1", "2")
+        # A hook of the user's (or a sandbox's limits) is still there afterwards.
+        answer(s, "h = function() end; debug.sethook(h, '', 1000)", None)
+        s.send("while true do end\r")
+        s.expect(r"while true do end\n")
+        time.sleep(1)
+        s.send("\x03")
+        s.expect(r"interrupted!")
+        s.expect(r"\n> ")
+        answer(s, "debug.gethook() == h", "true")
+        answer(s, "debug.sethook()", None)
         s.send("junk")
         s.expect(r"junk")
         s.send("\x03")  # at the prompt: the line is dropped

@@ -7,7 +7,7 @@ extension BKLibrary {
         // performBlock([obj,] f, delay [, queue]) -> handle
         BKFunction("performBlock") { stack throws(LuaRaise) in
             let block = try BlockArguments(stack, takesQueue: true)
-            let handle = stack.state.eventLoop.perform(
+            let handle = stack.eventLoop.perform(
                 after: block.delay, on: block.queue ?? .main, functionAt: block.function,
                 object: block.object, in: stack)
             stack.push(newObject: handle)
@@ -16,7 +16,7 @@ extension BKLibrary {
         // performBlockInBackground([obj,] f, delay) -> handle
         BKFunction("performBlockInBackground") { stack throws(LuaRaise) in
             let block = try BlockArguments(stack, takesQueue: false)
-            let handle = stack.state.eventLoop.perform(
+            let handle = stack.eventLoop.perform(
                 after: block.delay, on: .background, functionAt: block.function, object: block.object, in: stack)
             stack.push(newObject: handle)
             return 1
@@ -42,7 +42,7 @@ extension BKLibrary {
                 try stack.argCheck(!value.isNaN, 1, "number is NaN")
                 seconds = value
             }
-            let loop = stack.state.eventLoop
+            let loop = stack.eventLoop
             if loop.isInBackgroundBlock {
                 throw .message("bk.run cannot run the loop from a block of another queue")
             }
@@ -50,11 +50,11 @@ extension BKLibrary {
             return 1
         },
         BKFunction("stop") { stack in
-            stack.state.eventLoop.stop()
+            stack.eventLoop.stop()
             return 0
         },
         BKFunction("pending") { stack in
-            stack.push(stack.state.eventLoop.pendingCount)
+            stack.push(stack.eventLoop.pendingCount)
             return 1
         },
         // onError([f]) -> the previous handler (nil: the default, stderr). No argument: only reads.

@@ -409,6 +409,9 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
 
     private var isClosed: Bool { mutex.withLock { closed } }
 
+    /// Whether the calling thread drives the loop (under `mutex`).
+    var isLoopThreadLocked: Bool { loopThread == UInt(pthread_self()) }
+
     /// True on a worker thread running a block of another queue (where the loop must not run).
     public var isInBackgroundBlock: Bool {
         let me = UInt(pthread_self())
@@ -438,5 +441,24 @@ extension LuaState {
     /// The state's event loop, created on first use.
     public var eventLoop: EventLoop {
         extensionObject(EventLoop.self) { EventLoop(state: self) }
+    }
+}
+
+/// The registry key (a light userdata) under which a state keeps its loop's address, so the hot
+/// functions (`performBlock`) find it with one raw read instead of a Swift dictionary lookup.
+nonisolated(unsafe) private let eventLoopKey = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+
+extension LuaStack {
+    /// The loop of this stack's state (the state keeps it alive as long as Lua runs).
+    var eventLoop: EventLoop {
+        if lua_rawgetp(L, LuaStack.registryIndex, eventLoopKey) == LUA_TLIGHTUSERDATA, let address = toUserdata(-1) {
+            pop()
+            return Unmanaged<EventLoop>.fromOpaque(address).takeUnretainedValue()
+        }
+        pop()
+        let loop = state.eventLoop
+        push(lightUserdata: Unmanaged.passUnretained(loop).toOpaque())
+        lua_rawsetp(L, LuaStack.registryIndex, eventLoopKey)
+        return loop
     }
 }

@@ -29,11 +29,18 @@ final class WakeupPipe: @unchecked Sendable {
         _ = write(writeDescriptor, &byte, 1)
     }
 
-    /// Empties the pipe; a signal sent after this starts a new wake-up.
+    /// Empties the pipe, then lets the next signal write again. Always reads: a byte written by a
+    /// signal that raced with the previous drain must not stay behind (the pipe would stay
+    /// readable and the loop spin). Clearing the flag after reading can swallow a signal sent
+    /// meanwhile, which is safe: the caller checks the loop's state after draining, and that
+    /// signaller changed the state before signalling. Clearing it before reading was not safe:
+    /// reading could consume the byte of a signal that set the flag again, leaving the flag set
+    /// with an empty pipe, so every later signal was skipped (a lost wake-up).
     func drain() {
-        guard signalled.exchange(false, ordering: .acquiringAndReleasing), readDescriptor >= 0 else { return }
+        guard readDescriptor >= 0 else { return }
         var buffer = (UInt64(0), UInt64(0))
         while withUnsafeMutableBytes(of: &buffer, { read(readDescriptor, $0.baseAddress, $0.count) }) > 0 {}
+        signalled.store(false, ordering: .releasing)
     }
 
     /// Sleeps until signalled or `nanoseconds` passed (nil: until signalled).

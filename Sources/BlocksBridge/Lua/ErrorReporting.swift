@@ -42,6 +42,7 @@ extension LuaStack {
                 return
             }
             // The handler itself failed: report both, so neither is lost.
+            bk_pusherrormessage(L, -1)  // a non-string error is described, not lost as "?"
             let handlerError = toString(-1) ?? "?"
             StandardStreams.writeError("bklua: error in error handler: \(handlerError)\n")
         }

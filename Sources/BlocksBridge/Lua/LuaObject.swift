@@ -104,7 +104,7 @@ extension LuaStack {
     /// The object at `index` if it is a userdata of `T`'s class.
     public func toObject<T: LuaBridged>(_ type: T.Type, at index: Int32) -> T? {
         guard lua_type(L, index) == LUA_TUSERDATA, pushMetatable(of: index) else { return nil }
-        _ = lua_getfield(L, LuaStack.registryIndex, T.luaClass.name)
+        rawGet(LuaStack.registryIndex, field: T.luaClass.name)  // no C string copy (the registry has no metatable)
         let matches = rawEqual(-1, -2)
         pop(2)
         guard matches, let block = toUserdata(index) else { return nil }

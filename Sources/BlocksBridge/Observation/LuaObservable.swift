@@ -96,6 +96,7 @@ public final class LuaObservers {
             defer { state.lock.unlock() }
             let base = stack.top
             defer { stack.top = base }
+            guard stack.ensureSpace(10) else { continue }
             // Only a userdata Lua still holds can have observations: never create one here.
             guard stack.pushExistingUserdata(of: owner) else { continue }
             let object = stack.top

@@ -77,8 +77,12 @@ enum ObservationEngine {
 local G, traceback, report, setmeta, getmeta, observableUserdata = ...
 local rawget, rawset, rawequal, rawlen, rawnext = G.rawget, G.rawset, G.rawequal, G.rawlen, G.next
 local type, xpcall, pcall, setmetatable, error = G.type, G.xpcall, G.pcall, G.setmetatable, G.error
+local select = G.select
 local tostring = G.tostring
-local tointeger = G.math.tointeger
+local tointeger = G.math and G.math.tointeger or G.tonumber
+if not (rawget and rawset and rawequal and rawlen and rawnext and type and xpcall and pcall and setmetatable) then
+  error("observation needs Lua's base library")
+end
 local weakK, weakV = { __mode = "k" }, { __mode = "v" }
 
 -- observed object (table or bridged userdata) -> record. Weak keys: observing never keeps the
@@ -112,11 +116,13 @@ local function resolve(v, parts, from)
 end
 
 -- `next` that also walks an observed table's moved keys: the raw fields first, then the store.
-local function observedNext(t, k)
+local function observedNext(...)
+  local t, k = ...
   local record = records[t]
   if record == nil or record.store == nil then
-    if type(t) ~= "table" then
-      error("bad argument #1 to 'next' (table expected, got " .. (t == nil and "no value" or type(t)) .. ")", 2)
+    if type(t) ~= "table" then   -- next's own message ("no value" when called without arguments)
+      local got = select("#", ...) == 0 and "no value" or type(t)
+      error("bad argument #1 to 'next' (table expected, got " .. got .. ")", 2)
     end
     return rawnext(t, k)
   end
@@ -194,7 +200,15 @@ end
 
 local function restore(target, record)
   records[target] = nil
-  if record.store then setmeta(target, record.original) end
+  if record.store then
+    -- Setting a metatable that has __gc marks the object for finalization. Restoring must not
+    -- mark an object that was not marked (its __gc was added after setmetatable): hide it.
+    local original = record.original
+    local gc = original and rawget(original, "__gc")
+    if gc ~= nil then rawset(original, "__gc", nil) end
+    setmeta(target, original)
+    if gc ~= nil then rawset(original, "__gc", gc) end
+  end
 end
 
 local function removeLink(record, target, key, link)
@@ -286,17 +300,8 @@ local function proxyTable(t)
     elseif type(onewindex) == "function" then onewindex(t, k, v)
     else onewindex[k] = v end
   end
-  meta.__newindex = function(t, k, v)
-    local ls = links[k]
-    if ls == nil then return plainSet(t, k, v) end
-    local single = ls.single
-    if single and (onewindex == nil or store[k] ~= nil) then
-      -- The common case, kept short: one plain observer of this key.
-      store[k] = v
-      local ok, err = xpcall(single, traceback, t)
-      if not ok then report(err) end
-      return
-    end
+  -- Writes of observed keys: notifications around the store (the general case).
+  local function observedSet(t, k, v, ls)
     if ls.fast and (onewindex == nil or store[k] ~= nil) then
       -- Only plain observers of this very key: task(obj), nothing else to compute.
       store[k] = v
@@ -328,6 +333,27 @@ local function proxyTable(t)
     end
     postPass(ls, old, new)
   end
+  if onewindex == nil then
+    -- The common case kept short: one plain observer of the key (`single`: its task).
+    meta.__newindex = function(t, k, v)
+      local ls = links[k]
+      if ls == nil then rawset(t, k, v) return end
+      local single = ls.single
+      if single then
+        store[k] = v
+        local ok, err = xpcall(single, traceback, t)
+        if not ok then report(err) end
+        return
+      end
+      return observedSet(t, k, v, ls)
+    end
+  else
+    meta.__newindex = function(t, k, v)
+      local ls = links[k]
+      if ls == nil then return plainSet(t, k, v) end
+      return observedSet(t, k, v, ls)
+    end
+  end
   if not (original and rawget(original, "__len")) then
     meta.__len = function(t)
       local n = rawlen(t)
@@ -339,7 +365,12 @@ local function proxyTable(t)
     meta.__pairs = function(t) return observedNext, t, nil end
   end
   meta.__bkobserved = store   -- for Swift helpers that walk tables raw (pushObservedFields)
+  -- __gc goes in after setmetatable: an object already marked for finalization stays marked and
+  -- finds it; one that was not marked is not marked now (see restore).
+  local gc = meta.__gc
+  meta.__gc = nil
   setmeta(t, meta)
+  meta.__gc = gc
   if rawget(G, "next") == rawnext then rawset(G, "next", observedNext) end
   return record
 end
@@ -444,6 +475,12 @@ function E.add(obj, keyPaths, style, options, identifier, hasObserver, observer,
   if existing and existing.observations[identifier] then
     E.removeObservation(existing.observations[identifier])
   end
+  local unique, seen = {}, {}
+  for i = 1, #keyPaths do   -- a key path listed twice is observed once
+    local kp = keyPaths[i]
+    if not seen[kp] then seen[kp] = true unique[#unique + 1] = kp end
+  end
+  keyPaths = unique
   local obs = {
     id = identifier, keyPaths = keyPaths, options = options, style = style,
     w = setmetatable({ obj = obj }, weakV), chains = {}, live = true, hasObserver = hasObserver,

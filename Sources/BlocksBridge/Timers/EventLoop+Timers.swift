@@ -50,8 +50,10 @@ extension EventLoop {
         heap.remove(timer)
         let body = timer.body
         timer.body = .none
+        let needsWake = !isLoopThreadLocked
         mutex.unlock()
         if case .lua(let function) = body { release(reference: function, on: stack) }
+        if needsWake { wake() }  // a loop sleeping until this timer may now be idle
     }
 
     func fire(_ timer: BlockTimer) {

@@ -21,6 +21,6 @@ extension BKLibrary {
         let interval = try checkDelay(stack, 1)
         try stack.checkFunction(2)
         let repeats = stack.toBool(3)
-        return stack.state.eventLoop.timer(interval: interval, repeats: repeats, functionAt: 2, in: stack)
+        return stack.eventLoop.timer(interval: interval, repeats: repeats, functionAt: 2, in: stack)
     }
 }

@@ -273,7 +273,11 @@ local function discoverObjects()
       objects[#objects + 1] = v
     end
   end
-  for _, v in pairs(bk) do note(v) end
+  -- In name order: pairs order changes between processes, and the class runs are separate processes.
+  local valueNames = {}
+  for k in pairs(bk) do valueNames[#valueNames + 1] = k end
+  table.sort(valueNames)
+  for _, k in ipairs(valueNames) do note(bk[k]) end
   for round = 1, 2 do
     local pool = {}
     for _, v in ipairs(plausible) do pool[#pool + 1] = v end

@@ -1,0 +1,211 @@
+-- A seeded random-program fuzzer for the bk functions (run in a child bklua by Tests/lua/test_fuzz.lua).
+--
+--   bklua fuzz.lua SEED PROGRAMS [LASTFILE]
+--
+-- Generates PROGRAMS random Lua programs from SEED. Each program is a few statements calling random
+-- bk functions and methods of the objects earlier statements made, with random values and callbacks
+-- that raise, cancel, invalidate, observe, re-enter bk, yield, collect garbage and stop the loop; then
+-- it runs the loop for a bounded time. Every statement runs under pcall: errors are expected, a crash,
+-- a hang or a broken state are not. Before running a program its text is written to LASTFILE, so
+-- after a crash that file reproduces it (`bklua LASTFILE` after the same prelude). Ends with
+-- "fuzz ok N programs" on success.
+
+local seed, programs, lastFile = tonumber(arg[1]) or 1, tonumber(arg[2]) or 100, arg[3]
+local bk = require "bk"
+math.randomseed(seed)
+local random = math.random
+
+local reported = 0
+bk.onError(function() reported = reported + 1 end)
+
+-- Names to call: bk's functions (run only with a small time, see below) and every method name of
+-- the objects the bridge makes (learnt from plausible calls, as the bad-input matrix does).
+local functionNames, methodNames = {}, {}
+local signatures = {}  -- bk function name -> list of argument kind lists that worked
+for k, v in pairs(bk) do if type(v) == "function" then functionNames[#functionNames + 1] = k end end
+table.sort(functionNames)
+do
+  local seen = {}
+  local function learn(v)
+    local mt = debug.getmetatable(v)
+    if type(mt) ~= "table" then return end
+    local index = rawget(mt, "__index")
+    local listed = type(index) == "table" and index or rawget(mt, "methods")
+    if type(listed) == "table" then
+      for k, f in next, listed do
+        if type(k) == "string" and type(f) == "function" and not k:match("^bk_") and not seen[k] then
+          seen[k] = true
+          methodNames[#methodNames + 1] = k
+        end
+      end
+    end
+  end
+  local plausible = { { 1, 2, 3 }, function() return true end, 0.01, "x", true, { a = 1 } }
+  local kinds = { "array", "function", "number", "string", "boolean", "dictionary" }
+  local function try(name, ...)
+    local results = table.pack(pcall(bk[name], ...))
+    for i = 2, results.n do learn(results[i]) end
+    if results[1] then
+      local signature = {}
+      for i = 1, select("#", ...) do
+        for k, v in ipairs(plausible) do if v == select(i, ...) then signature[i] = kinds[k] end end
+      end
+      signatures[name] = signatures[name] or {}
+      table.insert(signatures[name], signature)
+    end
+  end
+  for _, name in ipairs(functionNames) do
+    if name ~= "run" then
+      for _, a in ipairs(plausible) do
+        try(name, a)
+        for _, b in ipairs(plausible) do
+          try(name, a, b)
+          for _, c in ipairs(plausible) do try(name, a, b, c) end
+        end
+      end
+    end
+  end
+  for _, v in pairs(bk) do learn(v) end
+  table.sort(methodNames)
+  bk.onError(function() reported = reported + 1 end)
+  bk.run(0.05)
+end
+
+local function pick(list) return list[random(#list)] end
+
+-- MARK: generating
+
+local program     -- lines of the program being generated
+local variables   -- how many locals v1..vN the program has so far
+
+local literals = {
+  "nil", "true", "false", "0", "1", "-1", "3", "1e9", "0.001", "0.5", "0/0", "math.huge", "math.mininteger",
+  "'x'", "'new'", "'old'", "'initial'", "'prior'", "'a.b'", "'concurrent'", "''", "'delegate'",
+  "{}", "{1, 2, 3}", "{a = 1, b = 2}", "{1, 2, x = {y = 3}}", "bk.mainQueue", "bk.backgroundQueue", "bk.null",
+  "setmetatable({1, 2}, {__index = function() error('hostile') end, __newindex = function() error('hostile') end})",
+  "setmetatable({}, {__len = function() error('hostile') end, __pairs = function() error('hostile') end})",
+  "setmetatable({}, {__eq = function() coroutine.yield() end, __gc = function() error('in gc') end})",
+  "coroutine.create(function() end)", "io.stdout", "print",
+}
+
+local value  -- forward: value(depth) returns an expression
+
+-- A callback: one or two actions, then maybe a return value.
+local function callback(depth)
+  local body = {}
+  for _ = 1, random(2) do
+    local r = random(12)
+    if r == 1 then body[#body + 1] = "error('raised in callback')"
+    elseif r == 2 then body[#body + 1] = "error(setmetatable({}, {__tostring = function() error('bad tostring') end}))"
+    elseif r == 3 and variables > 0 then body[#body + 1] = "pcall(bk.cancelBlock, v" .. random(variables) .. ")"
+    elseif r == 4 and variables > 0 then
+      body[#body + 1] = "pcall(function() v" .. random(variables) .. ":" .. pick({ "cancel", "invalidate", "fire" }) .. "() end)"
+    elseif r == 5 and depth < 2 then
+      -- Re-enter bk from inside a callback.
+      body[#body + 1] = "pcall(bk." .. pick(functionNames) .. ", " .. value(depth + 1) .. ", " .. value(depth + 1) .. ", " .. value(depth + 1) .. ")"
+    elseif r == 6 then body[#body + 1] = "pcall(coroutine.yield, 1)"
+    elseif r == 7 then body[#body + 1] = "collectgarbage()"
+    elseif r == 8 then body[#body + 1] = "bk.stop()"
+    elseif r == 9 and variables > 0 then
+      -- Write to an earlier value (observed tables notice; others may raise).
+      body[#body + 1] = "pcall(function() v" .. random(variables) .. "." .. pick({ "x", "name", "target", "delegate" }) .. " = " .. value(depth + 1) .. " end)"
+    elseif r == 10 and bk.addObserverForKeyPath and variables > 0 then
+      body[#body + 1] = "pcall(bk.addObserverForKeyPath, v" .. random(variables) .. ", 'x', function() error('observer raised') end)"
+    elseif r == 11 then body[#body + 1] = "pcall(bk.run, 0.001)"
+    else body[#body + 1] = "local _ = ..." end
+  end
+  if random(2) == 1 then body[#body + 1] = "return " .. value(depth + 1) end
+  return "function(...) " .. table.concat(body, "; ") .. " end"
+end
+
+function value(depth)
+  local r = random(10)
+  if r <= 2 and variables > 0 then return "v" .. random(variables) end
+  if r <= 4 and depth < 3 then return callback(depth) end
+  return pick(literals)
+end
+
+-- A value of a kind that worked in discovery, usually; sometimes anything.
+local function valueOfKind(kind)
+  if random(8) == 1 then return value(1) end
+  if kind == "function" then return callback(0) end
+  if (kind == "array" or kind == "dictionary") and variables > 0 and random(3) == 1 then
+    return "v" .. random(variables)
+  end
+  if kind == "array" then return pick({ "{1, 2, 3}", "{}", "{'a', 'b', 'a'}", "bk.array({5, 4})", "{1, 2, 2, 0/0}" }) end
+  if kind == "dictionary" then return pick({ "{a = 1, b = 2}", "{x = {y = 1}}", "bk.dictionary({k = 'v'})" }) end
+  if kind == "number" then return pick({ "0", "0.001", "0.01", "1", "2", "-1", "0/0" }) end
+  if kind == "string" then return pick({ "'x'", "'a.b'", "'new'", "'concurrent'", "'delegate'" }) end
+  if kind == "boolean" then return pick({ "true", "false" }) end
+  return value(1)
+end
+
+local function argumentsFor(name, dropFirst)
+  local args = {}
+  local known = signatures[name]
+  if known and random(5) > 1 then
+    local signature = pick(known)
+    for i = dropFirst and 2 or 1, #signature do args[#args + 1] = valueOfKind(signature[i]) end
+  else
+    for i = 1, random(0, 4) do args[i] = value(0) end
+  end
+  return args
+end
+
+local function statement()
+  local r = random(10)
+  local call, args
+  if r <= 3 and variables > 0 and #methodNames > 0 then
+    local receiver = "v" .. random(variables)
+    local method = pick(methodNames)
+    args = argumentsFor(method, true)
+    call = "function() return " .. receiver .. ":" .. method .. "(" .. table.concat(args, ", ") .. ") end"
+  else
+    local name = pick(functionNames)
+    args = argumentsFor(name, false)
+    if name == "run" then args = { "0.0" .. random(9) } end  -- never an unbounded run
+    call = "function() return bk." .. name .. "(" .. table.concat(args, ", ") .. ") end"
+  end
+  variables = variables + 1
+  -- Inside a coroutine half the time, so yields from callbacks and metamethods are tried.
+  if random(2) == 1 then
+    return "local v" .. variables .. " = select(2, pcall(" .. call .. "))"
+  end
+  return "local v" .. variables .. " = select(2, coroutine.resume(coroutine.create(" .. call .. ")))"
+end
+
+local function generate()
+  program, variables = {}, 0
+  for _ = 1, random(3, 10) do program[#program + 1] = statement() end
+  program[#program + 1] = "pcall(bk.run, 0.0" .. random(5) .. ")"
+  return table.concat(program, "\n")
+end
+
+-- MARK: running
+
+local failedPrograms = 0
+
+for i = 1, programs do
+  local text = generate()
+  if lastFile then
+    local f = assert(io.open(lastFile, "w"))
+    f:write("-- fuzz seed ", seed, " program ", i, "\nlocal bk = require 'bk'\n", text, "\n")
+    f:close()
+  end
+  local chunk, err = load(text, "=fuzz" .. i, "t")
+  if not chunk then
+    print("generator produced invalid Lua: " .. err .. "\n" .. text)
+    os.exit(2)
+  end
+  local ok = pcall(chunk)
+  if not ok then failedPrograms = failedPrograms + 1 end  -- statements are protected: rare, allowed
+  bk.onError(function() reported = reported + 1 end)     -- a program may have replaced it
+  -- The state must still work.
+  assert(bk.map({ 1, 2 }, function(x) return x * 2 end)[2] == 4, "state broken after program " .. i)
+  if i % 25 == 0 then collectgarbage() end
+end
+bk.run(0.05)
+collectgarbage()
+print(string.format("fuzz ok %d programs (seed %d), %d callback errors reported, %d programs raised",
+  programs, seed, reported, failedPrograms))
+os.exit(0, true)
