@@ -4,6 +4,29 @@ import Testing
 private struct Stop: Error, Equatable { let at: Int }
 
 @Suite struct CollectionsTests {
+    /// The fast helpers walk in C under one protected call: results they build past a memory cap
+    /// fail there with Lua's memory error (catchable), and the state stays usable.
+    @Test func memoryCapStopsWalkingHelpersCleanly() throws {
+        let state = try LuaState()
+        try state.run("bk = require \"bk\" t = {} for i = 1, 100000 do t[i] = i end d = {} for i = 1, 20000 do d['k' .. i] = i end")
+        state.memoryLimit = state.memoryInUse + 256 * 1024
+        for helper in ["bk.map(t, function(x) return {x} end)",
+                       "bk.select(t, function(x) return tostring(x) end)",
+                       "bk.map(d, function(k, v) return {v} end)",
+                       "local keep = {} bk.each(t, function(x) keep[x] = {x} end)",
+                       "bk.reduce(t, {}, function(a, x) a[x] = {x} return a end)"] {
+            let result = try state.run("""
+                local ok, err = pcall(function() \(helper) end)
+                collectgarbage()
+                return ok, tostring(err)
+                """)
+            #expect(result.first?.description == "false", "\(helper)")
+            #expect(result.last?.description.contains("not enough memory") == true, "\(helper): \(result)")
+        }
+        state.memoryLimit = 0
+        #expect(try state.run("return bk.reduce(bk.map({1, 2, 3}, function(x) return x * 2 end), 0, function(a, x) return a + x end)").first?.description == "12")
+    }
+
     @Test func sequenceHelpers() {
         let numbers = [1, 2, 3, 4]
         var seen: [Int] = []

@@ -40,13 +40,6 @@ struct CollectionBuilder {
         }
     }
 
-    /// Appends the value on top (popped) to a list result.
-    @inline(__always)
-    mutating func appendTop() {
-        count += 1
-        stack.rawSet(table, count)
-    }
-
     /// `result[key] = value` for dictionary results (stack slots).
     @inline(__always)
     func set(key: Int32, value: Int32) {

@@ -4,6 +4,9 @@ import CLuaShim
 /// A block argument of a collection helper: the function's stack slot and the one message handler
 /// pushed for the whole helper call. Each call is protected (`callBlock`): an error stops the helper
 /// and reaches its caller with the block's traceback.
+///
+/// each / map / reduce, and select / reject on arrays and dictionaries, take the fast path instead:
+/// `drive` runs the whole walk in the C driver `bk_walk_run` under one protected call.
 struct LuaBlock {
     let stack: LuaStack
     let function: Int32
@@ -39,13 +42,6 @@ struct LuaBlock {
         return count
     }
 
-    /// Calls the block on the entry, discarding its results.
-    @inline(__always)
-    func call(_ entry: LuaEntry) throws(LuaRaise) {
-        let count = pushCall(entry)
-        try stack.callBlock(arguments: count, results: 0, handler: handler)
-    }
-
     /// Calls the block on the entry and returns whether its answer is truthy. The answer stays on
     /// the stack: the walk restores the top after each visit.
     @inline(__always)
@@ -60,6 +56,25 @@ struct LuaBlock {
     func transform(_ entry: LuaEntry, prefix: Int32 = 0) throws(LuaRaise) {
         let count = pushCall(entry, prefix: prefix)
         try stack.callBlock(arguments: count, results: 1, handler: handler)
+    }
+
+    /// Calls the block on every element of `collection` from the C driver (one protected call for
+    /// the walk; see `bk_walk_run`), doing `action` (`BK_WALK_*`) with each answer: `prefix` is the
+    /// accumulator (FOLD), `result` the result table and `null` a slot holding `bk.null` (MAP),
+    /// `appended` the count of a list result (MAP, KEEP, DROP). A raising block stops the walk and
+    /// its error, with its traceback, is thrown to the helper's caller.
+    func drive(_ collection: LuaCollection, _ action: Int32, prefix: Int32 = 0, result: Int32 = 0,
+               null: Int32 = 0, appended: Int64 = 0) throws(LuaRaise) {
+        let keys = collection.kind.isList ? 0 : collection.pushKeys()
+        var walk = bk_walk(table: collection.table, keys: keys, block: function, prefix: prefix, action: action,
+                           result: result, null: null,
+                           count: stack.rawLength(keys != 0 ? keys : collection.table), appended: appended)
+        switch bk_walk_run(stack.L, &walk, handler) {
+        case LUA_OK: break
+        case BK_WALK_NO_STACK: throw .message("stack overflow")
+        default: throw .valueOnTop
+        }
+        if keys != 0 { stack.top = keys - 1 }
     }
 
     /// Calls the block with the values at two stack slots and returns whether it is truthy.

@@ -64,6 +64,38 @@ void bk_pushswiftfunction(lua_State *L, bk_runtime *rt, void *body, const char *
 /// Protected call that keeps the allocation rule: Lua code called from Swift may fail to allocate.
 int bk_pcall(lua_State *L, int nargs, int nresults, int msgh);
 
+/// What a block walk (`bk_walk_run`) does with each answer of the block.
+#define BK_WALK_DISCARD 0  /* each: nothing (no result kept) */
+#define BK_WALK_FOLD 1     /* reduce: the answer replaces `prefix` (the accumulator) */
+#define BK_WALK_MAP 2      /* map: lists append the answer to `result`, dictionaries set result[key]; nil becomes `null` */
+#define BK_WALK_KEEP 3     /* select: a truthy answer keeps the element in `result` (appended, or result[key] = value) */
+#define BK_WALK_DROP 4     /* reject: a falsy answer keeps it */
+
+/// A walk of a collection calling a block on each element (collection helpers' fast path).
+typedef struct bk_walk {
+    int table;            // the collection (absolute index)
+    int keys;             // dictionaries: a list of their keys (absolute index); 0 for lists
+    int block;            // the block (absolute index)
+    int prefix;           // a slot passed before the element (reduce's accumulator); 0: none
+    int action;           // BK_WALK_*
+    int result;           // the result table (MAP, KEEP, DROP)
+    int null;             // a slot holding `bk.null` (MAP)
+    lua_Integer count;    // positions 1 ... count of the list, or of `keys`
+    lua_Integer appended; // in/out: elements in a list result
+} bk_walk;
+
+/// Calls the block on each element inside ONE protected call (message handler `handler`): a C
+/// driver reads each element raw when its turn comes, calls the block with an unprotected lua_call
+/// and applies `action` with raw operations. No Swift frame is live while it runs, so a block's
+/// error unwinds C frames only, and allocations obey the memory cap as in any Lua code. The driver
+/// runs in a copy of the caller's frame (slots 1 ... top, so the caller's indices hold) that is
+/// written back on success. Walk rules as `LuaCollection`'s: a list stops at its first nil
+/// position (elements past the starting `#c` are not visited); dictionaries visit the recorded keys
+/// whose value is still non-nil. Returns a Lua status (error value on top on failure), or
+/// BK_WALK_NO_STACK (nothing pushed) when the stack cannot grow for the copy.
+#define BK_WALK_NO_STACK (-1)
+int bk_walk_run(lua_State *L, bk_walk *walk, int handler);
+
 /// lua_resume with the same rule, for Swift code that resumes coroutines.
 int bk_resume(lua_State *co, lua_State *from, int nargs, int *nresults);
 
