@@ -47,7 +47,7 @@ print(greet:invoke())
 greet.target = "Lua"
 print(greet:invoke())
 
--- Dynamic delegates: a protocol, a "class" whose delegate property is dynamic, and block properties.
+-- 7. Dynamic delegates: a protocol, a "class" whose delegate property is dynamic, and block properties.
 local AlertDelegate = bk.protocol("TourAlertViewDelegate", {
   ["alertView:clickedButtonAtIndex:"] = {},
   alertViewShouldEnableFirstOtherButton = { returns = true, combine = "and" },
@@ -65,19 +65,19 @@ local logger = { alertViewClickedButtonAtIndex = function(self, a, i) print("  r
 alert.delegate = logger      -- the real delegate (held weakly: keep `logger`)
 print("both run:", alert:click(2))
 
--- Foundation's XMLParser, driven by blocks on its dynamic delegate.
+-- 8. Foundation's XMLParser, driven by blocks on its dynamic delegate.
 local parser = bk.XMLParser([[<menu><item price="3">tea</item><item price="4">cake</item></menu>]])
 local total = 0
 parser.delegate:implementMethod("parser:didStartElement:namespaceURI:qualifiedName:attributes:",
   function(p, name, uri, qname, attributes) total = total + (tonumber(attributes.price) or 0) end)
 print("XMLParser parsed:", parser:parse(), "total price", total)
 
--- Event handlers on any table.
+-- 9. Event handlers on any table.
 local button = {}
 bk.addEventHandler(button, function(sender, x) print("tapped with", x) end, { "touchUpInside", "touchDown" })
 bk.sendActionsForControlEvents(button, "touchUpInside", 42)
 
--- 7. Block execution and timers: delayed blocks, queues and timers run by the event loop, which
+-- 10. Block execution and timers: delayed blocks, queues and timers run by the event loop, which
 --    bklua runs after the script until nothing is pending (bk.run() runs it from inside a script).
 local handle = bk.performBlock(function() print("never printed: cancelled") end, 0.05)
 handle:cancel()
@@ -98,7 +98,7 @@ bk.performBlock(function() error("a failing block does not stop the loop") end, 
 print("bk.run() ->", bk.run(), "pending:", bk.pending())
 bk.onError(previous)
 
--- 8. Observation: blocks called when a table's field is set (BlocksKit's block KVO).
+-- 11. Observation: blocks called when a table's field is set (BlocksKit's block KVO).
 do
   local person = { name = "Ada", address = { city = "London" } }
   bk.addObserverForKeyPath(person, "name", { "new", "old" }, function(p, change)
@@ -117,12 +117,12 @@ do
   print("restored, metatable:", getmetatable(person))
 end
 
--- Embedding: the same module loads in the stock interpreter as a C module
+-- 12. Embedding: the same module loads in the stock interpreter as a C module
 --    (scripts/build-module, then LUA_CPATH=".build/lua/?.so;;" lua5.4 examples/tour.lua) and in
 --    Swift hosts (examples/host). Every name is in docs/reference.md and, for editors, library/bk.lua.
 print("running in:", arg and arg[-1] or "a Swift host")
 
--- The bklua prompt: `scripts/bklua` with no script is an interactive Lua with the loop alive. Try
+-- 13. The bklua prompt: `scripts/bklua` with no script is an interactive Lua with the loop alive. Try
 --   t = bk.scheduledTimerWithTimeInterval(2, function() print("tick") end, true)
 -- and keep typing (the ticks print above your line), Tab after `string.fo` or `bk_ma`, a table as
 -- an expression (`{1, {x = 2}}`), and Ctrl-C on `while true do end`.

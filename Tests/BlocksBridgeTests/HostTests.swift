@@ -257,6 +257,21 @@ private struct SwiftFailure: Error, CustomStringConvertible {
         #expect(try handle.field("isFinished", as: Bool.self))
     }
 
+    @Test func hostCallsInASandboxGetAFreshBudgetEach() throws {
+        let state = try LuaState(sandbox: Sandbox(instructionLimit: 200_000))
+        try state.run("function work(n) local x = 0 for i = 1, n do x = x + i end return x end")
+        // Each call uses most of the budget: only a fresh budget per call lets all of them finish.
+        for _ in 0 ..< 5 {
+            #expect(try state.call("work", 50_000, as: Int.self) == 1_250_025_000)
+        }
+        let work = try state.global("work", as: LuaRef.self)
+        #expect(try work.call(50_000, as: Int.self) == 1_250_025_000)
+        #expect(try work.call(50_000, as: Int.self) == 1_250_025_000)
+        let error = #expect(throws: LuaError.self) { try state.run("while true do end", name: "=loop", as: Int?.self) }
+        #expect(error?.message.contains("instruction limit exceeded") == true)
+        #expect(try state.run("return work(10)", as: Int.self) == 55)
+    }
+
     // MARK: Swift classes
 
     @Test func bridgedClassesHaveTypedMethodsAndProperties() throws {

@@ -2,12 +2,14 @@ import BlocksBridge
 
 /// The host's model object, exposed to the script as the global `thermostat`.
 ///
-/// Its delegate (protocol `ThermostatDelegate`) is the object's dynamic delegate: the script
-/// implements the methods as Lua blocks, and the Swift side calls them.
-final class Thermostat: LuaBridged, LuaConvertible {
+/// `temperature` and `target` are observable from Swift and Lua, whoever sets them. Its delegate
+/// (protocol `ThermostatDelegate`) is the object's dynamic delegate: the script implements the
+/// methods as Lua blocks, and the Swift side calls them.
+final class Thermostat: LuaObservable, LuaConvertible {
+    let luaObservers = LuaObservers()
     let room: String
-    var temperature: Double
-    var target: Double
+    @LuaObserved("temperature") var temperature = 0.0
+    @LuaObserved("target") var target = 0.0
     /// The dynamic delegate (a Lua object); nil until the host attaches it.
     var delegate: LuaRef?
     private(set) var log: [String] = []
@@ -41,14 +43,14 @@ final class Thermostat: LuaBridged, LuaConvertible {
 
     static let luaClass = LuaClass(
         name: "Thermostat",  // so `bk.dynamicDelegate(thermostat)` uses `ThermostatDelegate`
-        methods: [
+        methods: LuaObservers.methods + [  // thermostat:bk_addObserverForKeyPath(...) too
             .method("step") { (thermostat: Thermostat, amount: Double?) in try thermostat.step(by: amount ?? 0.5) },
             .method("note") { (thermostat: Thermostat, line: String) in thermostat.note(line) },
         ],
         properties: [
             .readOnly("room", \Thermostat.room),
-            .readWrite("temperature", \Thermostat.temperature),
-            .readWrite("target", \Thermostat.target),
+            .observable("temperature", \Thermostat.temperature),
+            .observable("target", \Thermostat.target),
         ]
     )
 }

@@ -1,5 +1,6 @@
-// An example host: exposes a Swift object to a Lua script, gives it a delegate implemented in Lua
-// (a dynamic delegate), lets the script schedule blocks and timers on the event loop, calls the
+// An example host: exposes a Swift object to a Lua script, observes a property the script sets
+// (and the script observes one Swift sets), gives the object a delegate implemented in Lua (a
+// dynamic delegate), lets the script schedule blocks and timers on the event loop, calls the
 // script's functions with typed arguments and results, and checks what happened.
 // Run: swift run HostExample
 import BlocksBridge
@@ -21,6 +22,12 @@ var failures = 0
     let thermostat = Thermostat(room: "kitchen", temperature: 18, target: 18)
     var reports: [String] = []
 
+    // Observe the target, whoever sets it.
+    var targets: [Double] = []
+    thermostat.luaObservers.observe("target") { change in
+        if let new = change.new as? Double { targets.append(new) }
+    }
+
     // Expose the object and a Swift function to the script.
     lua.setGlobal("thermostat", thermostat)
     lua.register("report") { (line: String) in reports.append(line) }
@@ -32,14 +39,17 @@ var failures = 0
     // Run the script, then the event loop until its timer and delayed block are done.
     let version = try await lua.runFileUntilIdle(scriptDirectory + "/thermostat.lua", as: String.self)
     check(version == BKModule.version, "the script ran and returned bk.version() (\(version))")
-    check(thermostat.target == 21.5, "the script set thermostat.target (\(thermostat.target))")
+    check(thermostat.target == 21.5 && targets == [21.5], "Swift observed the script set the target: \(targets)")
     check(thermostat.temperature == 21.5, "the script's timer stepped the thermostat to \(thermostat.temperature)")
+    let readings = try lua.call("temperatureReadings", as: [Double].self)
+    check(readings == [18.5, 19, 19.5, 20, 20.5, 21, 21.5], "Lua observed the temperature Swift set: \(readings)")
     check(thermostat.log == ["target set by the script", "a delayed block ran"],
           "the script called a Swift method, now and from a delayed block: \(thermostat.log)")
     check(reports == ["kitchen reached 21.5"], "the Lua delegate was told, through a Swift closure: \(reports)")
 
     // Call a Lua function with typed arguments and a typed result.
-    thermostat.target = 19  // Swift-side writes are what the script reads next
+    thermostat.target = 19  // Swift-side writes are what the script reads next (and are observed)
+    check(targets == [21.5, 19], "Swift observers see Swift-side sets too: \(targets)")
     let steps = try lua.call("settle", 1.0, 100, as: Int.self)
     check(steps == 3 && thermostat.temperature == 19, "settle took \(steps) steps to \(thermostat.temperature)")
 

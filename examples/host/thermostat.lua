@@ -1,7 +1,14 @@
 -- The script the example host runs. `thermostat` and `report` come from the host.
 local bk = require "bk"
 
--- The script decides the target; the host reads it back.
+-- The script observes the temperature, which Swift code sets (the timer below calls thermostat:step).
+local readings = {}
+bk.addObserverForKeyPath(thermostat, "temperature", { "new" }, function(t, change)
+  readings[#readings + 1] = change.new
+end)
+function temperatureReadings() return readings end
+
+-- The script decides the target; the host observes it.
 thermostat.target = 21.5
 thermostat:note("target set by the script")
 

@@ -10,6 +10,7 @@ extension LuaRef {
         state.lock.lock()
         defer { state.lock.unlock() }
         let s = try state.checkedActiveStack()
+        state.beginHostCall()
         let base = s.top
         defer { s.top = base }
         try s.pushHostHelper(.index)
@@ -25,6 +26,7 @@ extension LuaRef {
         state.lock.lock()
         defer { state.lock.unlock() }
         let s = try state.checkedActiveStack()
+        state.beginHostCall()
         let base = s.top
         defer { s.top = base }
         guard s.ensureSpace(4) else { throw LuaError(kind: .memory, message: "stack overflow") }
@@ -43,6 +45,7 @@ extension LuaRef {
         state.lock.lock()
         defer { state.lock.unlock() }
         let s = try state.checkedActiveStack()
+        state.beginHostCall()
         let base = s.top
         defer { s.top = base }
         try s.pushHostHelper(.callMethod)
@@ -60,6 +63,7 @@ extension LuaRef {
         state.lock.lock()
         defer { state.lock.unlock() }
         let s = try state.checkedActiveStack()
+        state.beginHostCall()
         let base = s.top
         defer { s.top = base }
         try s.pushHostHelper(.callMethod)

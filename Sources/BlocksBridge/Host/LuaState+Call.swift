@@ -14,6 +14,7 @@ extension LuaState {
         let base = s.top
         defer { s.top = base }
         try s.pushGlobal(path: function)
+        beginHostCall()
         try s.push(arguments: repeat each arguments)
         return try s.callTop(base: base)
     }
@@ -29,6 +30,7 @@ extension LuaState {
         let base = s.top
         defer { s.top = base }
         try s.pushGlobal(path: function)
+        beginHostCall()
         let count = try s.push(arguments: repeat each arguments)
         try s.call(arguments: count, results: 1)
         return try s.convert(at: -1, to: type, what: "result")
@@ -43,6 +45,7 @@ extension LuaRef {
         state.lock.lock()
         defer { state.lock.unlock() }
         let s = try state.checkedActiveStack()
+        state.beginHostCall()
         let base = s.top
         defer { s.top = base }
         push(on: s)
@@ -58,6 +61,7 @@ extension LuaRef {
         state.lock.lock()
         defer { state.lock.unlock() }
         let s = try state.checkedActiveStack()
+        state.beginHostCall()
         let base = s.top
         defer { s.top = base }
         push(on: s)
@@ -72,6 +76,7 @@ extension LuaRef {
         state.lock.lock()
         defer { state.lock.unlock() }
         let s = try state.checkedActiveStack()
+        state.beginHostCall()
         let base = s.top
         defer { s.top = base }
         push(on: s)

@@ -11,6 +11,12 @@ extension LuaState {
         return stack
     }
 
+    /// Every host call that enters Lua starts a fresh sandbox budget (instructions, time), unless
+    /// it is made from inside Lua code of this state (it then shares that run's budget).
+    @usableFromInline func beginHostCall() {
+        resetLimitsForOutermostRun()
+    }
+
     /// Runs a chunk and returns its first result as `T` (`try state.run("return 1 + 1", as: Int.self)`).
     /// Lua errors throw `LuaError` (message and traceback); so does a result that does not convert.
     public func run<T: LuaConvertible>(_ code: String, name: String? = nil, as type: T.Type) throws(LuaError) -> T {
@@ -20,6 +26,7 @@ extension LuaState {
         let base = s.top
         defer { s.top = base }
         try s.load(code, name: name ?? code)
+        beginHostCall()
         try s.call(arguments: 0, results: 1)
         return try s.convert(at: -1, to: T.self, what: "result")
     }
@@ -32,6 +39,7 @@ extension LuaState {
         let base = s.top
         defer { s.top = base }
         try s.loadFile(path)
+        beginHostCall()
         try s.call(arguments: 0, results: 1)
         return try s.convert(at: -1, to: T.self, what: "result")
     }
