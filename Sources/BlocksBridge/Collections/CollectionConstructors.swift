@@ -22,7 +22,7 @@ enum CollectionConstructors {
     /// set(list) / orderedSet(list): a new set of the elements of any collection (a dictionary's
     /// values), first occurrence kept, in order.
     static func makeSet(_ stack: LuaStack, kind: CollectionKind) throws(LuaRaise) -> Int32 {
-        let source: CollectionKind? = stack.isNoneOrNil(1) ? nil : try stack.checkCollection(1)
+        let source: CollectionKind? = stack.isNoneOrNil(1) ? nil : try stack.checkCollectionContents(1)
         let set = CollectionBuilder(stack, kind: kind)
         if let source {
             CollectionAlgorithms.each(LuaCollection(stack, 1, kind: source)) { entry in
@@ -53,7 +53,7 @@ enum CollectionConstructors {
             }
             return 1
         } else if !stack.isNoneOrNil(1) {
-            let kind = try stack.checkCollection(1)
+            let kind = try stack.checkCollectionContents(1)
             var bad: Int64 = 0
             CollectionAlgorithms.match(LuaCollection(stack, 1, kind: kind), { entry in
                 guard let value = stack.indexValue(entry.value) else { return true }
@@ -75,14 +75,14 @@ enum CollectionConstructors {
     }
 
     static func kind(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
-        stack.push(try stack.checkCollection(1).name)
+        stack.push(try stack.checkCollectionContents(1).name)
         return 1
     }
 
     // MARK: Methods of the kinds (not in the bk table)
 
     static func count(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
-        let kind = try stack.checkCollection(1)
+        let kind = try stack.checkCollectionContents(1)
         stack.push(stack.collectionCount(1, kind: kind))
         return 1
     }

@@ -11,14 +11,14 @@ import CLuaShim
 /// per element called from the C driver, both cost ~1.5-2x a hand-written Lua loop.
 enum CollectionHelpers {
     static func each(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
-        let kind = try stack.checkCollection(1)
+        let kind = try stack.checkCollectionContents(1)
         let block = try LuaBlock(stack, argument: 2)
         try block.drive(LuaCollection(stack, 1, kind: kind), BK_WALK_DISCARD)
         return 0
     }
 
     static func match(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
-        let kind = try stack.checkCollection(1)
+        let kind = try stack.checkCollectionContents(1)
         let block = try LuaBlock(stack, argument: 2)
         stack.pushNil()
         let result = stack.top
@@ -31,7 +31,7 @@ enum CollectionHelpers {
     }
 
     static func filter(_ stack: LuaStack, keeping: Bool) throws(LuaRaise) -> Int32 {
-        let kind = try stack.checkCollection(1)
+        let kind = try stack.checkCollectionContents(1)
         let block = try LuaBlock(stack, argument: 2)
         var result = CollectionBuilder(stack, kind: kind)
         if kind == .array || kind == .dictionary {  // no membership to keep: the C fast path
@@ -48,7 +48,7 @@ enum CollectionHelpers {
     }
 
     static func map(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
-        let kind = try stack.checkCollection(1)
+        let kind = try stack.checkCollectionContents(1)
         let block = try LuaBlock(stack, argument: 2)
         let count = kind.isList ? stack.rawLength(1) : 0
         let result = CollectionBuilder(stack, kind: kind.isList ? .array : .dictionary,
@@ -60,7 +60,7 @@ enum CollectionHelpers {
     }
 
     static func reduce(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
-        let kind = try stack.checkCollection(1)
+        let kind = try stack.checkCollectionContents(1)
         try stack.checkAny(2)
         let block = try LuaBlock(stack, argument: 3)
         stack.pushCopy(of: 2)
@@ -73,7 +73,7 @@ enum CollectionHelpers {
     /// reduceInteger / reduceFloat: the accumulator is a Swift number; each step's result must be a
     /// number (numeric strings convert, as in Lua arithmetic) and, for integers, integral.
     static func reduceNumber(_ stack: LuaStack, integer: Bool) throws(LuaRaise) -> Int32 {
-        let kind = try stack.checkCollection(1)
+        let kind = try stack.checkCollectionContents(1)
         let initialInteger = integer ? try stack.checkInteger(2) : 0
         let initialFloat = integer ? 0 : try stack.checkNumber(2)
         let block = try LuaBlock(stack, argument: 3)
@@ -105,21 +105,21 @@ enum CollectionHelpers {
     }
 
     static func any(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
-        let kind = try stack.checkCollection(1)
+        let kind = try stack.checkCollectionContents(1)
         let block = try LuaBlock(stack, argument: 2)
         stack.push(try CollectionAlgorithms.any(LuaCollection(stack, 1, kind: kind, callee: block.function), block.test))
         return 1
     }
 
     static func all(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
-        let kind = try stack.checkCollection(1)
+        let kind = try stack.checkCollectionContents(1)
         let block = try LuaBlock(stack, argument: 2)
         stack.push(try CollectionAlgorithms.all(LuaCollection(stack, 1, kind: kind, callee: block.function), block.test))
         return 1
     }
 
     static func none(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
-        let kind = try stack.checkCollection(1)
+        let kind = try stack.checkCollectionContents(1)
         let block = try LuaBlock(stack, argument: 2)
         stack.push(try CollectionAlgorithms.none(LuaCollection(stack, 1, kind: kind, callee: block.function), block.test))
         return 1
@@ -128,8 +128,8 @@ enum CollectionHelpers {
     /// corresponds(c, other, f): same count, and `f(c[i], other[i])` for every element. List kinds
     /// pair by position; a dictionary pairs each of its keys with `other[key]` (raw).
     static func corresponds(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
-        let kind = try stack.checkCollection(1)
-        let otherKind = try stack.checkCollection(2)
+        let kind = try stack.checkCollectionContents(1)
+        let otherKind = try stack.checkCollectionContents(2)
         let block = try LuaBlock(stack, argument: 3)
         if stack.collectionCount(1, kind: kind) != stack.collectionCount(2, kind: otherKind) {
             stack.push(false)

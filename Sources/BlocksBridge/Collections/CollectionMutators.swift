@@ -10,6 +10,27 @@ import CLuaShim
 /// block has returned, so a failing performMap leaves them unchanged.
 enum CollectionMutators {
     static func performFilter(_ stack: LuaStack, keeping: Bool) throws(LuaRaise) -> Int32 {
+        if stack.isObservedTable(1) {
+            try performOnObserved(stack) { (stack) throws(LuaRaise) in try filterInPlace(stack, keeping: keeping) }
+        } else {
+            try filterInPlace(stack, keeping: keeping)
+        }
+        stack.top = 1
+        return 1
+    }
+
+    static func performMap(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
+        if stack.isObservedTable(1) {
+            try performOnObserved(stack) { (stack) throws(LuaRaise) in try mapInPlace(stack) }
+        } else {
+            try mapInPlace(stack)
+        }
+        stack.top = 1
+        return 1
+    }
+
+    /// performSelect / performReject on the collection at argument 1 (raw).
+    private static func filterInPlace(_ stack: LuaStack, keeping: Bool) throws(LuaRaise) {
         let kind = try stack.checkCollection(1)
         let block = try LuaBlock(stack, argument: 2)
         let walk = LuaCollection(stack, 1, kind: kind)
@@ -19,8 +40,7 @@ enum CollectionMutators {
                 stack.pushNil()
                 stack.rawSet(1)
             }
-            stack.top = 1
-            return 1
+            return
         }
         // A hand-made table claiming to be a set may lack a membership table: then there is none to update.
         let hasMembers = kind.hasMembership ? stack.pushMembers(of: 1) : { stack.pushNil(); return false }()
@@ -50,11 +70,10 @@ enum CollectionMutators {
             throw error
         }
         stack.closeGap(1, written: written, from: count + 1, count: count)
-        stack.top = 1
-        return 1
     }
 
-    static func performMap(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
+    /// performMap on the collection at argument 1 (raw).
+    private static func mapInPlace(_ stack: LuaStack) throws(LuaRaise) {
         let kind = try stack.checkCollection(1)
         let block = try LuaBlock(stack, argument: 2)
         let walk = LuaCollection(stack, 1, kind: kind)
@@ -108,8 +127,6 @@ enum CollectionMutators {
                 }
             }
         }
-        stack.top = 1
-        return 1
     }
 }
 

@@ -639,6 +639,28 @@ end
 
 function E.isObserved(obj) return records[obj] ~= nil end
 
+-- The collections' in-place helpers on an observed table t: they computed on a snapshot (`after`,
+-- from `before`); what changed is assigned to t, so observers are notified. Lists: positions
+-- 1 .. #after, then the positions after it cleared from the end; dictionaries: changed keys, then
+-- removed ones.
+function E.assignChanges(t, before, after, isList)
+  if isList then
+    local n, m = rawlen(before), rawlen(after)
+    for i = 1, m do
+      local v = rawget(after, i)
+      if not rawequal(rawget(before, i), v) then t[i] = v end
+    end
+    for i = n, m + 1, -1 do t[i] = nil end
+  else
+    for k, v in rawnext, after do
+      if not rawequal(rawget(before, k), v) then t[k] = v end
+    end
+    for k in rawnext, before do
+      if rawget(after, k) == nil then t[k] = nil end
+    end
+  end
+end
+
 return E
 """#
 }
