@@ -18,7 +18,9 @@ func bkluaMain() -> Int32 {
     }
     // Like lua.c's pmain, everything runs inside one C function, so tracebacks end the same way.
     var status: Int32 = 1
-    state.stack.push(function: "pmain") { _ in
+    // Unowned: the function lives in the state, so a strong capture would keep the state from ever
+    // being closed (LeakSanitizer reports the whole state at exit).
+    state.stack.push(function: "pmain") { [unowned state] _ in
         status = protectedMain(state: state, argv: argv, progname: progname)
         return 0
     }
