@@ -4,73 +4,61 @@ import CLuaShim
 /// Fields and methods of a referenced value, with Lua's full semantics (`__index` and friends run,
 /// inside a protected call, so their errors come back as `LuaError`).
 extension LuaRef {
+    /// `LuaState.withHostCall` on the referenced value's state; throws once that state is closed.
+    @inlinable
+    func withHostCall<R>(_ body: (LuaStack) throws(LuaError) -> R) throws(LuaError) -> R {
+        guard let state else { throw LuaRef.closedError }
+        return try state.withHostCall(body)
+    }
+
     /// `value[name]` as `T`.
     public func field<T: LuaConvertible>(_ name: String, as type: T.Type) throws(LuaError) -> T {
-        guard let state else { throw LuaRef.closedError }
-        state.lock.lock()
-        defer { state.lock.unlock() }
-        let s = try state.checkedActiveStack()
-        state.beginHostCall()
-        let base = s.top
-        defer { s.top = base }
-        try s.pushHostHelper(.index)
-        push(on: s)
-        s.push(name)
-        try s.call(arguments: 2, results: 1)
-        return try s.convert(at: -1, to: type, what: "field '\(name)'")
+        return try withHostCall { (s: LuaStack) throws(LuaError) -> T in
+            try s.pushHostHelper(.index)
+            push(on: s)
+            s.push(name)
+            try s.call(arguments: 2, results: 1)
+            return try s.convert(at: -1, to: type, what: "field '\(name)'")
+        }
     }
 
     /// `value[name] = newValue`.
     public func setField(_ name: String, _ newValue: some LuaConvertible) throws(LuaError) {
-        guard let state else { throw LuaRef.closedError }
-        state.lock.lock()
-        defer { state.lock.unlock() }
-        let s = try state.checkedActiveStack()
-        state.beginHostCall()
-        let base = s.top
-        defer { s.top = base }
-        guard s.ensureSpace(4) else { throw LuaError(kind: .memory, message: "stack overflow") }
-        try s.pushHostHelper(.newIndex)
-        push(on: s)
-        s.push(name)
-        newValue.push(on: s)
-        try s.call(arguments: 3, results: 0)
+        try withHostCall { (s: LuaStack) throws(LuaError) in
+            guard s.ensureSpace(4) else { throw LuaError(kind: .memory, message: "stack overflow") }
+            try s.pushHostHelper(.newIndex)
+            push(on: s)
+            s.push(name)
+            newValue.push(on: s)
+            try s.call(arguments: 3, results: 0)
+        }
     }
 
     /// `value:name(arguments...)`, returning the first result as `R`.
     public func callMethod<each A: LuaConvertible, R: LuaConvertible>(
         _ name: String, _ arguments: repeat each A, as type: R.Type
     ) throws(LuaError) -> R {
-        guard let state else { throw LuaRef.closedError }
-        state.lock.lock()
-        defer { state.lock.unlock() }
-        let s = try state.checkedActiveStack()
-        state.beginHostCall()
-        let base = s.top
-        defer { s.top = base }
-        try s.pushHostHelper(.callMethod)
-        push(on: s)
-        s.push(name)
-        let count = try s.push(arguments: repeat each arguments)
-        try s.call(arguments: count + 2, results: 1)
-        return try s.convert(at: -1, to: type, what: "result")
+        return try withHostCall { (s: LuaStack) throws(LuaError) -> R in
+            try s.pushHostHelper(.callMethod)
+            push(on: s)
+            s.push(name)
+            let count = try s.push(arguments: repeat each arguments)
+            try s.call(arguments: count + 2, results: 1)
+            return try s.convert(at: -1, to: type, what: "result")
+        }
     }
 
     /// `value:name(arguments...)`, returning all results.
     @discardableResult
     public func callMethod<each A: LuaConvertible>(_ name: String, _ arguments: repeat each A) throws(LuaError) -> [LuaValue] {
-        guard let state else { throw LuaRef.closedError }
-        state.lock.lock()
-        defer { state.lock.unlock() }
-        let s = try state.checkedActiveStack()
-        state.beginHostCall()
-        let base = s.top
-        defer { s.top = base }
-        try s.pushHostHelper(.callMethod)
-        push(on: s)
-        s.push(name)
-        try s.push(arguments: repeat each arguments)
-        return try s.callTop(base: base)
+        return try withHostCall { (s: LuaStack) throws(LuaError) -> [LuaValue] in
+            let base = s.top
+            try s.pushHostHelper(.callMethod)
+            push(on: s)
+            s.push(name)
+            try s.push(arguments: repeat each arguments)
+            return try s.callTop(base: base)
+        }
     }
 }
 

@@ -8,15 +8,12 @@ extension LuaState {
     /// its results.
     @inlinable @discardableResult
     public func call<each A: LuaConvertible>(_ function: String, _ arguments: repeat each A) throws(LuaError) -> [LuaValue] {
-        lock.lock()  // background blocks may be in Lua: take the state first
-        defer { lock.unlock() }
-        let s = activeStack
-        let base = s.top
-        defer { s.top = base }
-        try s.pushGlobal(path: function)
-        beginHostCall()
-        try s.push(arguments: repeat each arguments)
-        return try s.callTop(base: base)
+        return try withHostCall { (s: LuaStack) throws(LuaError) -> [LuaValue] in
+            let base = s.top
+            try s.pushGlobal(path: function)
+            try s.push(arguments: repeat each arguments)
+            return try s.callTop(base: base)
+        }
     }
 
     /// Calls the global function `function` and returns its first result as `R`
@@ -24,16 +21,12 @@ extension LuaState {
     @inlinable
     public func call<each A: LuaConvertible, R: LuaConvertible>(_ function: String, _ arguments: repeat each A,
                                                               as type: R.Type) throws(LuaError) -> R {
-        lock.lock()  // background blocks may be in Lua: take the state first
-        defer { lock.unlock() }
-        let s = activeStack
-        let base = s.top
-        defer { s.top = base }
-        try s.pushGlobal(path: function)
-        beginHostCall()
-        let count = try s.push(arguments: repeat each arguments)
-        try s.call(arguments: count, results: 1)
-        return try s.convert(at: -1, to: type, what: "result")
+        return try withHostCall { (s: LuaStack) throws(LuaError) -> R in
+            try s.pushGlobal(path: function)
+            let count = try s.push(arguments: repeat each arguments)
+            try s.call(arguments: count, results: 1)
+            return try s.convert(at: -1, to: type, what: "result")
+        }
     }
 }
 
@@ -41,46 +34,32 @@ extension LuaRef {
     /// Calls the referenced function (or callable value) and returns all its results.
     @inlinable @discardableResult
     public func call<each A: LuaConvertible>(_ arguments: repeat each A) throws(LuaError) -> [LuaValue] {
-        guard let state else { throw LuaRef.closedError }
-        state.lock.lock()
-        defer { state.lock.unlock() }
-        let s = try state.checkedActiveStack()
-        state.beginHostCall()
-        let base = s.top
-        defer { s.top = base }
-        push(on: s)
-        try s.push(arguments: repeat each arguments)
-        return try s.callTop(base: base)
+        return try withHostCall { (s: LuaStack) throws(LuaError) -> [LuaValue] in
+            let base = s.top
+            push(on: s)
+            try s.push(arguments: repeat each arguments)
+            return try s.callTop(base: base)
+        }
     }
 
     /// Calls the referenced function and returns its first result as `R`.
     @inlinable
     public func call<each A: LuaConvertible, R: LuaConvertible>(_ arguments: repeat each A,
                                                               as type: R.Type) throws(LuaError) -> R {
-        guard let state else { throw LuaRef.closedError }
-        state.lock.lock()
-        defer { state.lock.unlock() }
-        let s = try state.checkedActiveStack()
-        state.beginHostCall()
-        let base = s.top
-        defer { s.top = base }
-        push(on: s)
-        let count = try s.push(arguments: repeat each arguments)
-        try s.call(arguments: count, results: 1)
-        return try s.convert(at: -1, to: type, what: "result")
+        return try withHostCall { (s: LuaStack) throws(LuaError) -> R in
+            push(on: s)
+            let count = try s.push(arguments: repeat each arguments)
+            try s.call(arguments: count, results: 1)
+            return try s.convert(at: -1, to: type, what: "result")
+        }
     }
 
     /// The referenced value as `T`.
     public func get<T: LuaConvertible>(as type: T.Type) throws(LuaError) -> T {
-        guard let state else { throw LuaRef.closedError }
-        state.lock.lock()
-        defer { state.lock.unlock() }
-        let s = try state.checkedActiveStack()
-        state.beginHostCall()
-        let base = s.top
-        defer { s.top = base }
-        push(on: s)
-        return try s.convert(at: -1, to: type, what: "value")
+        return try withHostCall { (s: LuaStack) throws(LuaError) -> T in
+            push(on: s)
+            return try s.convert(at: -1, to: type, what: "value")
+        }
     }
 
     @usableFromInline static let closedError = LuaError(kind: .runtime, message: "the Lua state of this reference is closed")

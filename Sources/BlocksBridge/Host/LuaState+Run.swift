@@ -17,31 +17,37 @@ extension LuaState {
         resetLimitsForOutermostRun()
     }
 
+    /// The frame of every host call into Lua: holds the state's lock (background blocks may be in
+    /// Lua), works on the calling coroutine's stack with room for a few values, starts a fresh
+    /// sandbox budget and restores the stack top when `body` returns or throws.
+    @inlinable
+    func withHostCall<R>(_ body: (LuaStack) throws(LuaError) -> R) throws(LuaError) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        let s = try checkedActiveStack()
+        beginHostCall()
+        let base = s.top
+        defer { s.top = base }
+        return try body(s)
+    }
+
     /// Runs a chunk and returns its first result as `T` (`try state.run("return 1 + 1", as: Int.self)`).
     /// Lua errors throw `LuaError` (message and traceback); so does a result that does not convert.
     public func run<T: LuaConvertible>(_ code: String, name: String? = nil, as type: T.Type) throws(LuaError) -> T {
-        lock.lock()  // background blocks may be in Lua: take the state first
-        defer { lock.unlock() }
-        let s = activeStack
-        let base = s.top
-        defer { s.top = base }
-        try s.load(code, name: name ?? code)
-        beginHostCall()
-        try s.call(arguments: 0, results: 1)
-        return try s.convert(at: -1, to: T.self, what: "result")
+        return try withHostCall { (s: LuaStack) throws(LuaError) -> T in
+            try s.load(code, name: name ?? code)
+            try s.call(arguments: 0, results: 1)
+            return try s.convert(at: -1, to: T.self, what: "result")
+        }
     }
 
     /// Runs a Lua file and returns its first result as `T`.
     public func runFile<T: LuaConvertible>(_ path: String, as type: T.Type) throws(LuaError) -> T {
-        lock.lock()  // background blocks may be in Lua: take the state first
-        defer { lock.unlock() }
-        let s = activeStack
-        let base = s.top
-        defer { s.top = base }
-        try s.loadFile(path)
-        beginHostCall()
-        try s.call(arguments: 0, results: 1)
-        return try s.convert(at: -1, to: T.self, what: "result")
+        return try withHostCall { (s: LuaStack) throws(LuaError) -> T in
+            try s.loadFile(path)
+            try s.call(arguments: 0, results: 1)
+            return try s.convert(at: -1, to: T.self, what: "result")
+        }
     }
 
     // MARK: Globals (raw access: no metamethod of the global table runs)
