@@ -11,16 +11,13 @@ enum Help {
         With no script on a terminal it is a REPL.
 
         Available options are (as lua5.4's):
-          -e stat   execute string 'stat'
-          -i        enter interactive mode after executing 'script'
-          -l mod    require library 'mod' into global 'mod'
-          -l g=mod  require library 'mod' into global 'g'
-          -v        show version information
-          -E        ignore environment variables
-          -W        turn warnings on
-          --        stop handling options
-          -         stop handling options and execute stdin
-          --help    show this help (first argument only)
+        \(Runner.luaOptions)
+        bklua's own (before the script):
+          --sandbox                 safe libraries only (no io, os.execute, debug, binary load)
+          --memory-limit BYTES      cap Lua's memory
+          --instruction-limit N     stop the run after N instructions
+          --time-limit SECONDS      stop the run after SECONDS of wall-clock time
+          --help                    show this help (first argument only)
 
         Environment: LUA_INIT_5_4 or LUA_INIT (code, or @file, run first), LUA_PATH, LUA_CPATH;
         for the REPL, BKLUA_HISTORY (history file, default ~/.bklua_history; empty: none) and NO_COLOR.

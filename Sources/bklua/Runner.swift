@@ -27,6 +27,19 @@ struct Runner {
         return false
     }
 
+    /// lua.c's option lines, shared by the usage message (which must stay lua.c's) and `--help`.
+    static let luaOptions = """
+      -e stat   execute string 'stat'
+      -i        enter interactive mode after executing 'script'
+      -l mod    require library 'mod' into global 'mod'
+      -l g=mod  require library 'mod' into global 'g'
+      -v        show version information
+      -E        ignore environment variables
+      -W        turn warnings on
+      --        stop handling options
+      -         stop handling options and execute stdin
+    """
+
     func printUsage(badOption: String) {
         var text = "\(progname): "
         let bytes = Array(badOption.utf8)
@@ -42,15 +55,7 @@ struct Runner {
         text += """
         usage: \(progname) [options] [script [args]]
         Available options are:
-          -e stat   execute string 'stat'
-          -i        enter interactive mode after executing 'script'
-          -l mod    require library 'mod' into global 'mod'
-          -l g=mod  require library 'mod' into global 'g'
-          -v        show version information
-          -E        ignore environment variables
-          -W        turn warnings on
-          --        stop handling options
-          -         stop handling options and execute stdin
+        \(Self.luaOptions)
 
         """
         StandardStreams.writeError(text)

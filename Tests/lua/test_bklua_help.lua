@@ -26,3 +26,10 @@ test("--help is only an option as the first argument", function()
   local _, code = shell(BKLUA .. " -e 'x = 1' --help")
   eq(code, 1)
 end)
+
+test("--help names bklua's own sandbox options", function()
+  local out = shell(BKLUA .. " --help")
+  for _, option in ipairs({ "--sandbox", "--memory-limit", "--instruction-limit", "--time-limit" }) do
+    ok(out:find(option, 1, true), "--help names " .. option)
+  end
+end)

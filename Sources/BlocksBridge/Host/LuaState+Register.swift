@@ -18,14 +18,6 @@ extension LuaState {
 
     /// Registers a stack-level function (any number of arguments and results) as the global `name`.
     public func register(_ name: String, raw body: @escaping LuaFunction) {
-        lock.lock()  // background blocks may be in Lua: take the state first
-        defer { lock.unlock() }
-        let s = activeStack
-        let base = s.top
-        defer { s.top = base }
-        guard s.ensureSpace(3) else { return }
-        s.pushGlobalTable()
-        s.push(function: name, body)
-        s.rawSet(-2, field: name)
+        setGlobal(name) { $0.push(function: name, body) }
     }
 }

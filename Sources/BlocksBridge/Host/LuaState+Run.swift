@@ -54,6 +54,11 @@ extension LuaState {
 
     /// Sets the global `name` to `value` (a bridged object, a function, an array, ...).
     public func setGlobal(_ name: String, _ value: some LuaConvertible) {
+        setGlobal(name) { value.push(on: $0) }
+    }
+
+    /// Sets the global `name` to the one value `push` pushes (raw: no metamethod runs).
+    func setGlobal(_ name: String, pushing push: (LuaStack) -> Void) {
         lock.lock()  // background blocks may be in Lua: take the state first
         defer { lock.unlock() }
         let s = activeStack
@@ -61,7 +66,7 @@ extension LuaState {
         defer { s.top = base }
         guard s.ensureSpace(3) else { return }
         s.pushGlobalTable()
-        value.push(on: s)
+        push(s)
         s.rawSet(-2, field: name)
     }
 
