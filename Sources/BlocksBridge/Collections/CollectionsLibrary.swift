@@ -25,7 +25,9 @@ extension BKLibrary {
     /// The helpers, also the methods of every kind (`c:map(f)`, `c:bk_map(f)`).
     static let collectionHelperFunctions: [BKFunction] = [
         BKFunction("each") { stack throws(LuaRaise) in try CollectionHelpers.each(stack) },
-        BKFunction("apply") { stack throws(LuaRaise) in try CollectionHelpers.each(stack) },
+        // Concurrent on the worker pool when the block is transferable (Workers/ParallelCollections).
+        BKFunction("apply") { stack throws(LuaRaise) in try ParallelCollections.run(stack, mapping: false) },
+        BKFunction("parallelMap") { stack throws(LuaRaise) in try ParallelCollections.run(stack, mapping: true) },
         BKFunction("match") { stack throws(LuaRaise) in try CollectionHelpers.match(stack) },
         BKFunction("select") { stack throws(LuaRaise) in try CollectionHelpers.filter(stack, keeping: true) },
         BKFunction("reject") { stack throws(LuaRaise) in try CollectionHelpers.filter(stack, keeping: false) },

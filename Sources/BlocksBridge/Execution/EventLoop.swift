@@ -122,6 +122,39 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         }
     }
 
+    /// Runs the loop until `done()` is true (checked after each turn; whoever makes it true calls
+    /// `wake()`), waiting even when nothing is pending: how a script waits for a worker or a
+    /// channel without blocking the loop. Returns false when the state closed or `deadline`
+    /// (monotonic nanoseconds) passed first.
+    func run(until done: () -> Bool, deadline: UInt64? = nil) -> Bool {
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        while true {
+            if done() { return true }
+            if isClosed { return false }
+            runDueWork()
+            if done() { return true }
+            let now = MonotonicClock.now()
+            if let deadline, now >= deadline { return false }
+            let next = mutex.withLock { heap.firstDeadline }
+            var timeout = next.map { $0 > now ? $0 - now : 0 } ?? UInt64(50_000_000)
+            if let deadline { timeout = min(timeout, deadline - now) }
+            if timeout == 0 { continue }
+            stateLock.withoutHolding { wakeup.wait(nanoseconds: timeout) }
+        }
+    }
+
+    /// Work running outside the loop (a worker) keeps `run` alive like a block on another queue
+    /// until `endOutsideWork`, which also wakes the loop.
+    func beginOutsideWork() {
+        mutex.withLock { outstanding += 1 }
+    }
+
+    func endOutsideWork() {
+        mutex.withLock { outstanding -= 1 }
+        wakeup.signal()
+    }
+
     /// Ends the innermost running `run` (or `waitUntilIdle`) after the block running now.
     public func stop() {
         stopRequested.store(true, ordering: .relaxed)

@@ -14,6 +14,7 @@ extension LuaState {
         instructionLimit = sandbox.instructionLimit
         timeLimit = sandbox.timeLimit
         memoryLimit = sandbox.memoryLimit
+        extensionObject(SandboxRecord.self) { SandboxRecord() }.safeLibraries = sandbox.safeLibraries
         resetLimits()
     }
 

@@ -11,7 +11,7 @@
 //       enforced once control is back in Lua, and an emergency reserve is given back when the
 //       system itself is out of memory, so an out-of-memory error cannot start inside Swift.
 // The files: Boundary.c (allocator, trampoline, protected calls, error values), Walk.c (the
-// collections' walk driver), Limits.c (sandbox limits), ModuleEntry.c (bk.so's luaopen_bk),
+// collections' walk driver), Transfer.c (copies between states), Limits.c (sandbox limits), ModuleEntry.c (bk.so's luaopen_bk),
 // Console.c (panic, warnings, stdio), Loop.c (the event loop's system calls).
 #ifndef CLUASHIM_H
 #define CLUASHIM_H
@@ -146,6 +146,27 @@ int bk_openlibs(lua_State *L);
 
 /// The error message luaL_typeerror would produce for `arg` (pushed); never raises except on memory.
 const char *bk_pushtypeerror(lua_State *L, int arg, const char *expected, const char *fname);
+
+// MARK: - Copying values between states (Transfer.c)
+
+/// Copies `count` values from `first` of `from` onto `to` (workers, channels; the caller holds
+/// both states): plain values, tables (cycles and shared references kept, metatables dropped),
+/// Lua functions (bytecode and their upvalues, shared upvalues kept shared), shareable bridged
+/// objects, and the well-known values (bk, the standard library tables and C functions), which
+/// become the target's own. Returns a Lua status: LUA_OK with the copies pushed on `to`, else one
+/// error value on `to` naming what could not cross ("upvalue 'acc' of the block is a coroutine").
+/// `what` names the values ("the block"); with `numbered` > 0 they are "what #numbered", ....
+int bk_transfer_copy(lua_State *from, int first, int count, lua_State *to, const char *what, int numbered);
+
+/// Checks the value at `idx` without copying it. LUA_OK: transferable (nothing pushed); else the
+/// reason is pushed. `strict`: a Lua function must also capture no table of its own (its state
+/// would be lost in a copy), the rule for running a block on the worker pool.
+int bk_transfer_check(lua_State *L, int idx, const char *what, int strict);
+
+/// Implemented in Swift: 1 when the value at `idx` is a bridged object whose class is shareable.
+extern int bk_transfer_is_shareable(lua_State *L, int idx);
+/// Implemented in Swift: pushes onto `to` the shareable object at `idx` of `from`; 1 when pushed.
+extern int bk_transfer_push_shared(lua_State *from, int idx, lua_State *to);
 
 // MARK: - Sandbox limits (Limits.c)
 

@@ -1,0 +1,215 @@
+import CLua
+import CLuaShim
+import Foundation
+
+/// `bk.worker(f, ...)`: `f(...)` running in a fresh Lua state on a thread of its own.
+///
+/// The worker's state is touched by one thread at a time: the starting thread copies the function
+/// and arguments in before the thread starts; the thread runs it; once `isFinished`, the thread
+/// has let go and the parent copies the results out (`result()`), after which the state is closed.
+/// Awaitable: `isFinished` and `onFinish` are the surface an `await` builds on.
+public final class Worker: LuaBridged, @unchecked Sendable {
+    /// Guards every field below.
+    private let condition = NSCondition()
+    private var state: LuaState?
+    private var finished = false
+    private var cancelled = false
+    private var succeeded = false
+    private var finishCallbacks: [@Sendable () -> Void] = []
+    private let interrupt: LuaInterruptHandle
+    /// The parent's loop: a running worker keeps it alive, and its end wakes it.
+    let parentLoop: EventLoop
+
+    init(state: LuaState, parentLoop: EventLoop) {
+        self.state = state
+        self.interrupt = state.interruptHandle
+        self.parentLoop = parentLoop
+    }
+
+    public var isFinished: Bool { condition.withLock { finished } }
+    /// Cancelled before it finished: awaiting it raises `bk.cancelled` (or "cancelled").
+    public var isCancelled: Bool { condition.withLock { cancelled } }
+
+    /// Runs `body` once the worker has finished: at once on this thread when it has, else on the
+    /// worker's thread as it finishes (so an awaiting task can schedule its resumption on a loop).
+    public func onFinish(_ body: @escaping @Sendable () -> Void) {
+        condition.lock()
+        if finished {
+            condition.unlock()
+            body()
+            return
+        }
+        finishCallbacks.append(body)
+        condition.unlock()
+    }
+
+    /// Stops the worker: its Lua code gets the error "interrupted" at its next count hook (even an
+    /// endless loop), and awaiting it raises the cancellation. After it finished this does nothing.
+    public func cancel() {
+        condition.lock()
+        if finished {
+            condition.unlock()
+            return
+        }
+        cancelled = true
+        condition.unlock()
+        interrupt.interrupt()
+    }
+
+    /// Blocks this thread until the worker finished (for threads that cannot run the loop).
+    func waitUntilFinished() {
+        condition.lock()
+        while !finished { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Starts the thread; the function and its arguments are on the state's stack (1 ... top).
+    func start() {
+        parentLoop.beginOutsideWork()
+        let thread = Thread { [self] in run() }
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+
+    private func run() {
+        guard let state = condition.withLock({ self.state }) else { return }
+        let ok: Bool = state.lock.withLock {
+            let stack = state.stack
+            state.resetLimits()
+            let arguments = stack.top - 1
+            _ = stack.pushMessageHandler()
+            stack.insert(at: 1)
+            let status = stack.protectedCall(arguments: arguments, results: LUA_MULTRET, handler: 1)
+            stack.remove(at: 1)
+            return status == LUA_OK
+        }
+        condition.lock()
+        succeeded = ok
+        finished = true
+        let callbacks = finishCallbacks
+        finishCallbacks = []
+        condition.broadcast()
+        condition.unlock()
+        parentLoop.endOutsideWork()
+        for callback in callbacks { callback() }
+    }
+
+    /// Pushes the results (or raises the error) onto `stack`, from the cache in the handle's user
+    /// value (`handle` is its slot), copying them out of the worker's state the first time.
+    fileprivate func pushResults(_ stack: LuaStack, handle: Int32) throws(LuaRaise) -> Int32 {
+        if lua_getiuservalue(stack.L, handle, 1) != LUA_TTABLE {
+            stack.pop()
+            try cacheResults(stack, handle: handle)
+            _ = lua_getiuservalue(stack.L, handle, 1)
+        }
+        let cache = stack.top
+        stack.rawGet(cache, field: "n")
+        let count = Int32(clamping: stack.toInteger(-1) ?? 0)
+        stack.pop()
+        let failed = stack.rawGet(cache, field: "failed") == .boolean
+        stack.pop()
+        guard stack.ensureSpace(count + 1) else { throw .message("too many results") }
+        var i: Int32 = 1
+        while i <= count {
+            stack.rawGet(cache, Int64(i))
+            i += 1
+        }
+        stack.remove(at: cache)
+        if failed { throw .valueOnTop }
+        return count
+    }
+
+    private func cacheResults(_ stack: LuaStack, handle: Int32) throws(LuaRaise) {
+        let (state, succeeded, cancelled) = condition.withLock { (self.state, self.succeeded, self.cancelled) }
+        stack.pushNewTable()
+        let cache = stack.top
+        var count: Int32 = 0
+        var failed = !succeeded || cancelled
+        if cancelled {
+            stack.pushCancelled()
+            stack.rawSet(cache, 1)
+            count = 1
+        } else if let state {
+            state.lock.withLock {
+                let source = state.stack
+                count = succeeded ? source.top : 1
+                let base = stack.top
+                if !source.copy(1, count: count, to: stack, what: succeeded ? "result" : "the worker's error",
+                                numbered: succeeded ? 1 : 0) {
+                    failed = true  // the copier's message, naming what could not cross, is on top
+                    count = 1
+                    stack.top = base + 1
+                }
+                source.top = 0
+            }
+            for i in stride(from: count, through: 1, by: -1) { stack.rawSet(cache, Int64(i)) }
+        }
+        stack.push(Int(count))
+        stack.rawSet(cache, field: "n")
+        if failed {
+            stack.push(true)
+            stack.rawSet(cache, field: "failed")
+        }
+        lua_setiuservalue(stack.L, handle, 1)
+        // The results live in the parent now: the worker's state can go.
+        condition.withLock { self.state = nil }
+    }
+
+    public static let luaClass = LuaClass(
+        name: "bk.Worker",
+        methods: [
+            // w:result() -> the worker's results; raises its error (or the cancellation)
+            BKFunction("result") { stack throws(LuaRaise) in
+                let worker = try stack.checkObject(Worker.self, at: 1)
+                try worker.waitForResult(stack)
+                return try worker.pushResults(stack, handle: 1)
+            },
+            BKFunction("cancel") { stack throws(LuaRaise) in
+                try stack.checkObject(Worker.self, at: 1).cancel()
+                return 0
+            },
+        ],
+        properties: [
+            .readOnly("isFinished") { (worker: Worker, stack) in stack.push(worker.isFinished) },
+            .readOnly("isCancelled") { (worker: Worker, stack) in stack.push(worker.isCancelled) },
+        ],
+        metamethods: [
+            BKFunction("__tostring") { stack in
+                let status = stack.toObject(Worker.self, at: 1).map { worker -> String in
+                    if worker.isCancelled { return "cancelled" }
+                    return worker.isFinished ? "finished" : "running"
+                }
+                stack.push("bk.Worker(\(status ?? "?"))")
+                return 1
+            },
+        ])
+
+    /// Waits for the worker without blocking the caller's loop: runs it (a thread that cannot
+    /// run the loop, a block of another queue, waits on the worker itself).
+    func waitForResult(_ stack: LuaStack) throws(LuaRaise) {
+        if isFinished { return }
+        let loop = stack.eventLoop
+        if loop.isInBackgroundBlock {
+            waitUntilFinished()
+            return
+        }
+        if !loop.run(until: { self.isFinished }) {
+            throw .message("the worker's result is not available (the state is closing)")
+        }
+    }
+}
+
+extension LuaStack {
+    /// Pushes `bk.cancelled` when the module has one (tasks), else the string "cancelled".
+    func pushCancelled() {
+        let base = top
+        if rawGet(LuaStack.registryIndex, field: "_LOADED") == .table, rawGet(-1, field: "bk") == .table,
+           rawGet(-1, field: "cancelled") != .nil {
+            replace(at: base + 1)
+            top = base + 1
+            return
+        }
+        top = base
+        push("cancelled")
+    }
+}

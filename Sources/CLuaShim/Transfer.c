@@ -1,0 +1,467 @@
+// Copies values between two Lua states (workers, channels). Rule of this file: the copy runs in
+// C inside ONE protected call of the state that may raise (the target when copying, the source
+// when only checking), reads the source with raw, non-allocating operations only (lua_next,
+// lua_rawget, lua_getupvalue, lua_dump) and calls back into Swift only for shareable bridged
+// objects, with that state's swift_depth raised (their pushes must not fail inside Swift).
+// The caller holds both states (their locks): neither runs Lua meanwhile.
+#include "CLuaShim.h"
+#include <stdio.h>
+#include <string.h>
+
+// Registry keys (light userdata) of a state's well-known values: value -> name and name -> value.
+static const char bk_names_key = 'n';
+static const char bk_values_key = 'v';
+
+// The modules whose values cross as the target state's own, in this order (a value reachable
+// under two names is named by the first).
+static const char *const bk_known_modules[] = {
+    "bk", "string", "table", "math", "utf8", "coroutine", "os", "io", "debug", "package", "_G", NULL
+};
+
+#define BK_TRANSFER_MAX_DEPTH 200
+
+typedef struct bk_segment {
+    int kind;             // 0: upvalue, 1: string field, 2: integer field, 3: other field, 4: a key
+    const char *name;     // upvalue or field name (owned by the source state, alive meanwhile)
+    lua_Integer index;
+} bk_segment;
+
+typedef struct bk_transfer {
+    lua_State *from;
+    lua_State *to;        // NULL: check only
+    lua_State *E;         // where the walk raises and keeps its tables (to, or from when checking)
+    int strict;           // tables of the value's own are refused (parallel eligibility)
+    int memo;             // E: source pointer (light userdata) -> copy (or true)
+    int joins;            // E (copy): upvalue id -> {function, index}
+    int names;            // from: value -> name
+    int values;           // to: name -> value
+    const char *root;     // what the value is ("the block", "argument #2")
+    int depth;
+    bk_segment path[BK_TRANSFER_MAX_DEPTH + 1];
+} bk_transfer;
+
+// MARK: - Well-known values
+
+static void bk_known_record(lua_State *L, int names, int values, int value, const char *name) {
+    lua_pushstring(L, name);
+    lua_pushvalue(L, value);
+    lua_rawset(L, values);
+    lua_pushvalue(L, value);
+    if (lua_rawget(L, names) == LUA_TNIL) {
+        lua_pushvalue(L, value);
+        lua_pushstring(L, name);
+        lua_rawset(L, names);
+    }
+    lua_pop(L, 1);
+}
+
+// Protected (in the state itself): builds the state's tables of well-known values once.
+static int bk_known_build(lua_State *L) {
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_names_key) == LUA_TTABLE) return 0;
+    lua_pop(L, 1);
+    lua_newtable(L);
+    int names = lua_gettop(L);
+    lua_newtable(L);
+    int values = lua_gettop(L);
+    lua_pushliteral(L, LUA_LOADED_TABLE);
+    if (lua_rawget(L, LUA_REGISTRYINDEX) == LUA_TTABLE) {
+        int loaded = lua_gettop(L);
+        for (int m = 0; bk_known_modules[m] != NULL; m++) {
+            const char *module = bk_known_modules[m];
+            if (lua_getfield(L, loaded, module) != LUA_TTABLE) {  // _LOADED has no metatable
+                lua_pop(L, 1);
+                continue;
+            }
+            int table = lua_gettop(L);
+            bk_known_record(L, names, values, table, module);
+            int isbk = strcmp(module, "bk") == 0;
+            lua_pushnil(L);
+            while (lua_next(L, table)) {
+                int t = lua_type(L, -1);
+                // C functions of every module; bk's own values too (bk.null, queues, its functions).
+                int known = lua_iscfunction(L, -1) || (isbk && (t == LUA_TFUNCTION || t == LUA_TUSERDATA));
+                if (known && lua_type(L, -2) == LUA_TSTRING) {
+                    lua_pushfstring(L, "%s.%s", module, lua_tostring(L, -2));
+                    bk_known_record(L, names, values, lua_gettop(L) - 1, lua_tostring(L, -1));
+                    lua_pop(L, 1);
+                }
+                lua_pop(L, 1);
+            }
+            lua_pop(L, 1);
+        }
+    }
+    lua_settop(L, values);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_values_key);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_names_key);
+    return 0;
+}
+
+static int bk_known_prepare(lua_State *L) {
+    if (!lua_checkstack(L, 4)) return LUA_ERRMEM;
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_names_key) == LUA_TTABLE) {
+        lua_pop(L, 1);
+        return LUA_OK;
+    }
+    lua_pop(L, 1);
+    lua_pushcfunction(L, bk_known_build);
+    int status = bk_pcall(L, 0, 0, 0);
+    if (status != LUA_OK) lua_pop(L, 1);
+    return status;
+}
+
+// MARK: - Errors naming the value
+
+static void bk_transfer_fail(bk_transfer *t, const char *what) {
+    char message[512];
+    size_t used = 0;
+    message[0] = 0;
+    for (int i = t->depth; i >= 1 && used < sizeof message; i--) {
+        const bk_segment *s = &t->path[i];
+        int n;
+        switch (s->kind) {
+            case 0:
+                n = s->name && s->name[0] ? snprintf(message + used, sizeof message - used, "upvalue '%s' of ", s->name)
+                                          : snprintf(message + used, sizeof message - used, "upvalue #%lld of ", (long long)s->index);
+                break;
+            case 1: n = snprintf(message + used, sizeof message - used, "field '%s' of ", s->name); break;
+            case 2: n = snprintf(message + used, sizeof message - used, "element [%lld] of ", (long long)s->index); break;
+            case 3: n = snprintf(message + used, sizeof message - used, "a field of "); break;
+            default: n = snprintf(message + used, sizeof message - used, "a key of "); break;
+        }
+        if (n < 0) break;
+        used += (size_t)n;
+    }
+    if (used < sizeof message) snprintf(message + used, sizeof message - used, "%s %s", t->root, what);
+    lua_pushstring(t->E, message);
+    lua_error(t->E);
+}
+
+static void bk_transfer_push_segment(bk_transfer *t, int kind, const char *name, lua_Integer index) {
+    if (t->depth >= BK_TRANSFER_MAX_DEPTH) bk_transfer_fail(t, "is nested too deeply");
+    t->depth++;
+    t->path[t->depth] = (bk_segment){ kind, name, index };
+}
+
+// MARK: - The walk
+
+static void bk_transfer_walk(bk_transfer *t, int src);
+
+// Pushes (copy mode) the target's value named like the source value at `src`; 0 when not named.
+static int bk_transfer_known(bk_transfer *t, int src) {
+    lua_State *from = t->from;
+    lua_pushvalue(from, src);
+    if (lua_rawget(from, t->names) != LUA_TSTRING) {
+        lua_pop(from, 1);
+        return 0;
+    }
+    if (t->to != NULL) {
+        size_t n;
+        const char *name = lua_tolstring(from, -1, &n);
+        lua_pushlstring(t->to, name, n);
+        if (lua_rawget(t->to, t->values) == LUA_TNIL) {
+            char what[160];
+            snprintf(what, sizeof what, "is %s, which the other state does not have", name);
+            lua_pop(from, 1);
+            bk_transfer_fail(t, what);
+        }
+    }
+    lua_pop(from, 1);
+    return 1;
+}
+
+// Memo lookup: true (copy pushed in copy mode) when the source object was met before.
+static int bk_transfer_seen(bk_transfer *t, int src) {
+    lua_pushlightuserdata(t->E, (void *)lua_topointer(t->from, src));
+    if (lua_rawget(t->E, t->memo) != LUA_TNIL) {
+        if (t->to == NULL) lua_pop(t->E, 1);
+        return 1;
+    }
+    lua_pop(t->E, 1);
+    return 0;
+}
+
+// Records the copy on top of E (or true when checking) for the source object.
+static void bk_transfer_remember(bk_transfer *t, int src) {
+    lua_pushlightuserdata(t->E, (void *)lua_topointer(t->from, src));
+    if (t->to != NULL) lua_pushvalue(t->E, -2);
+    else lua_pushboolean(t->E, 1);
+    lua_rawset(t->E, t->memo);
+}
+
+static void bk_transfer_table(bk_transfer *t, int src) {
+    lua_State *from = t->from;
+    if (t->strict) bk_transfer_fail(t, "is a table (the block's own state, which a copy would lose)");
+    int target = 0;
+    if (t->to != NULL) {
+        lua_Unsigned length = lua_rawlen(from, src);
+        lua_createtable(t->to, length > (1 << 14) ? (1 << 14) : (int)length, 0);  // a hint only
+        target = lua_gettop(t->to);
+    }
+    bk_transfer_remember(t, src);
+    lua_pushnil(from);
+    while (lua_next(from, src)) {
+        int key = lua_gettop(from) - 1, value = key + 1;
+        bk_transfer_push_segment(t, 4, NULL, 0);
+        bk_transfer_walk(t, key);
+        t->depth--;
+        if (lua_type(from, key) == LUA_TSTRING) bk_transfer_push_segment(t, 1, lua_tostring(from, key), 0);
+        else if (lua_isinteger(from, key)) bk_transfer_push_segment(t, 2, NULL, lua_tointeger(from, key));
+        else bk_transfer_push_segment(t, 3, NULL, 0);
+        bk_transfer_walk(t, value);
+        t->depth--;
+        if (t->to != NULL) lua_rawset(t->to, target);
+        lua_pop(from, 1);
+    }
+}
+
+typedef struct bk_dump_buffer {
+    char *bytes;      // NULL: only count
+    size_t size;
+} bk_dump_buffer;
+
+static int bk_dump_writer(lua_State *L, const void *p, size_t size, void *ud) {
+    (void)L;
+    bk_dump_buffer *b = (bk_dump_buffer *)ud;
+    if (b->bytes != NULL) memcpy(b->bytes + b->size, p, size);
+    b->size += size;
+    return 0;
+}
+
+static void bk_transfer_function(bk_transfer *t, int src) {
+    lua_State *from = t->from, *to = t->to;
+    if (lua_iscfunction(from, src)) bk_transfer_fail(t, "is a C function");
+    int target = 0;
+    if (to != NULL) {
+        // Dumped twice (size, then bytes) into a userdata of the target: no buffer to leak if the
+        // target raises (out of memory) meanwhile.
+        bk_dump_buffer count = { NULL, 0 };
+        lua_pushvalue(from, src);
+        lua_dump(from, bk_dump_writer, &count, 0);
+        bk_dump_buffer fill = { (char *)lua_newuserdatauv(to, count.size, 0), 0 };
+        lua_dump(from, bk_dump_writer, &fill, 0);
+        lua_pop(from, 1);
+        int status = luaL_loadbufferx(to, fill.bytes, fill.size, "=(transferred function)", "b");
+        if (status != LUA_OK) lua_error(to);
+        lua_remove(to, -2);
+        target = lua_gettop(to);
+    }
+    bk_transfer_remember(t, src);
+    for (int i = 1;; i++) {
+        if (!lua_checkstack(from, 4)) bk_transfer_fail(t, "is nested too deeply");
+        const char *name = lua_getupvalue(from, src, i);
+        if (name == NULL) break;
+        int value = lua_gettop(from);
+        bk_transfer_push_segment(t, 0, name, i);
+        if (to != NULL) {
+            // Upvalues shared between copied closures stay shared: the first copy owns the cell.
+            void *id = lua_upvalueid(from, src, i);
+            lua_pushlightuserdata(to, id);
+            if (lua_rawget(to, t->joins) == LUA_TTABLE) {
+                lua_rawgeti(to, -1, 1);
+                lua_rawgeti(to, -2, 2);
+                lua_upvaluejoin(to, target, i, -2, (int)lua_tointeger(to, -1));
+                lua_pop(to, 3);
+                t->depth--;
+                lua_pop(from, 1);
+                continue;
+            }
+            lua_pop(to, 1);
+            lua_pushlightuserdata(to, id);
+            lua_createtable(to, 2, 0);
+            lua_pushvalue(to, target);
+            lua_rawseti(to, -2, 1);
+            lua_pushinteger(to, i);
+            lua_rawseti(to, -2, 2);
+            lua_rawset(to, t->joins);
+        }
+        bk_transfer_walk(t, value);
+        if (to != NULL && lua_setupvalue(to, target, i) == NULL) lua_pop(to, 1);
+        t->depth--;
+        lua_pop(from, 1);
+    }
+}
+
+static void bk_transfer_userdata(bk_transfer *t, int src) {
+    lua_State *from = t->from;
+    if (bk_transfer_is_shareable(from, src)) {
+        if (t->to != NULL) {
+            bk_runtime *rt = bk_runtime_of(t->to);
+            if (rt != NULL) rt->swift_depth++;
+            int pushed = bk_transfer_push_shared(from, src, t->to);
+            if (rt != NULL) rt->swift_depth--;
+            if (!pushed) bk_transfer_fail(t, "could not be shared");
+        }
+        return;
+    }
+    // The metatable's __name, found by walking it: pushing the key could allocate in `from`.
+    char what[160];
+    const char *name = NULL;
+    if (lua_getmetatable(from, src)) {
+        lua_pushnil(from);
+        while (lua_next(from, -2)) {
+            if (lua_type(from, -2) == LUA_TSTRING && lua_type(from, -1) == LUA_TSTRING &&
+                strcmp(lua_tostring(from, -2), "__name") == 0) {
+                snprintf(what, sizeof what, "is a %s (not shareable between states)", lua_tostring(from, -1));
+                name = what;
+                lua_pop(from, 2);
+                break;
+            }
+            lua_pop(from, 1);
+        }
+        lua_pop(from, 1);
+    }
+    bk_transfer_fail(t, name ? what : "is a userdata (not shareable between states)");
+}
+
+static void bk_transfer_walk(bk_transfer *t, int src) {
+    lua_State *from = t->from, *to = t->to;
+    if (!lua_checkstack(from, 8) || (to != NULL && !lua_checkstack(to, 8)))
+        bk_transfer_fail(t, "is nested too deeply");
+    int type = lua_type(from, src);
+    switch (type) {
+        case LUA_TNIL:
+            if (to) lua_pushnil(to);
+            return;
+        case LUA_TBOOLEAN:
+            if (to) lua_pushboolean(to, lua_toboolean(from, src));
+            return;
+        case LUA_TNUMBER:
+            if (to) {
+                if (lua_isinteger(from, src)) lua_pushinteger(to, lua_tointeger(from, src));
+                else lua_pushnumber(to, lua_tonumber(from, src));
+            }
+            return;
+        case LUA_TSTRING: {
+            if (to) {
+                size_t n;
+                const char *s = lua_tolstring(from, src, &n);
+                lua_pushlstring(to, s, n);
+            }
+            return;
+        }
+        case LUA_TLIGHTUSERDATA:
+            bk_transfer_fail(t, "is a light userdata");
+            return;
+        case LUA_TTHREAD:
+            bk_transfer_fail(t, "is a coroutine");
+            return;
+        default:
+            break;
+    }
+    if (bk_transfer_known(t, src)) return;
+    if (type == LUA_TUSERDATA) {
+        bk_transfer_userdata(t, src);
+        return;
+    }
+    if (bk_transfer_seen(t, src)) return;
+    if (type == LUA_TTABLE) bk_transfer_table(t, src);
+    else bk_transfer_function(t, src);
+}
+
+// MARK: - Entry points
+
+typedef struct bk_transfer_job {
+    bk_transfer *t;
+    int first, count, numbered;
+} bk_transfer_job;
+
+// Protected in E: lightuserdata job. Copies (or checks) `count` values from `first`.
+static int bk_transfer_run(lua_State *E) {
+    bk_transfer_job *job = (bk_transfer_job *)lua_touserdata(E, 1);
+    bk_transfer *t = job->t;
+    lua_settop(E, 0);
+    lua_newtable(E);
+    t->memo = 1;
+    lua_newtable(E);
+    t->joins = 2;
+    if (t->to != NULL) {
+        lua_rawgetp(E, LUA_REGISTRYINDEX, &bk_values_key);
+        t->values = 3;
+    } else {
+        lua_pushnil(E);
+    }
+    char root[64];
+    const char *base = t->root;
+    for (int i = 0; i < job->count; i++) {
+        if (job->numbered > 0) {
+            snprintf(root, sizeof root, "%s #%d", base, job->numbered + i);
+            t->root = root;
+        }
+        t->depth = 0;
+        bk_transfer_walk(t, job->first + i);
+    }
+    t->root = base;
+    return t->to != NULL ? job->count : 0;
+}
+
+int bk_transfer_copy(lua_State *from, int first, int count, lua_State *to,
+                     const char *what, int numbered) {
+    first = lua_absindex(from, first);
+    int status = bk_known_prepare(from);
+    if (status != LUA_OK) {
+        lua_pushliteral(to, "not enough memory");
+        return status;
+    }
+    if (!lua_checkstack(from, 2) || !lua_checkstack(to, count + 8)) {
+        lua_pushliteral(to, "stack overflow (too many values to copy)");
+        return LUA_ERRRUN;
+    }
+    status = bk_known_prepare(to);
+    if (status != LUA_OK) {
+        lua_pushliteral(to, "not enough memory");
+        return status;
+    }
+    lua_rawgetp(from, LUA_REGISTRYINDEX, &bk_names_key);
+    bk_transfer t;
+    memset(&t, 0, sizeof t);
+    t.from = from;
+    t.to = to;
+    t.E = to;
+    t.names = lua_gettop(from);
+    t.root = what;
+    bk_transfer_job job = { &t, first, count, numbered };
+    // The copy runs on a Lua thread of its own in `to`, so the caller's stack holds only results.
+    lua_State *worker = lua_newthread(to);
+    t.to = t.E = worker;
+    lua_pushcfunction(worker, bk_transfer_run);
+    lua_pushlightuserdata(worker, &job);
+    status = bk_pcall(worker, 1, LUA_MULTRET, 0);
+    lua_pop(from, 1);
+    int results = lua_gettop(worker);
+    lua_xmove(worker, to, results);  // the results (or the error value), above the thread
+    lua_remove(to, -results - 1);    // the thread itself
+    return status;
+}
+
+int bk_transfer_check(lua_State *L, int idx, const char *what, int strict) {
+    idx = lua_absindex(L, idx);
+    int status = bk_known_prepare(L);
+    if (status != LUA_OK) {
+        lua_pushliteral(L, "not enough memory");
+        return status;
+    }
+    if (!lua_checkstack(L, 8)) {
+        lua_pushliteral(L, "stack overflow");
+        return LUA_ERRRUN;
+    }
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_names_key);
+    int names = lua_gettop(L);
+    // The walk reads L and keeps its memo (and raises) on a thread of its own.
+    lua_State *thread = lua_newthread(L);
+    bk_transfer t;
+    memset(&t, 0, sizeof t);
+    t.from = L;
+    t.E = thread;
+    t.names = names;
+    t.root = what;
+    // Strict mode is about what a Lua block captures; a named C function is fine as it is.
+    t.strict = strict && lua_type(L, idx) == LUA_TFUNCTION && !lua_iscfunction(L, idx);
+    bk_transfer_job job = { &t, idx, 1, 0 };
+    lua_pushcfunction(thread, bk_transfer_run);
+    lua_pushlightuserdata(thread, &job);
+    status = bk_pcall(thread, 1, 0, 0);
+    if (status != LUA_OK) lua_xmove(thread, L, 1);  // L: names, thread[, error]
+    lua_remove(L, names + 1);
+    lua_remove(L, names);
+    return status;
+}
