@@ -67,6 +67,12 @@ void bk_interrupt(bk_runtime *rt) {
     __atomic_store_n(&rt->interrupted, 1, __ATOMIC_RELAXED);
 }
 
+void bk_interrupt_installing_hook(lua_State *L, bk_runtime *rt) {
+    bk_interrupt(rt);
+    // lua_sethook may be called asynchronously (lua.c does it from its SIGINT handler).
+    lua_sethook(L, bk_count_hook, LUA_MASKCOUNT, 1);
+}
+
 // MARK: - Safe libraries
 
 // load(chunk [, chunkname [, mode [, env]]]) that never accepts binary chunks: 'b' is dropped from

@@ -363,34 +363,60 @@ static void bk_transfer_walk(bk_transfer *t, int src) {
 typedef struct bk_transfer_job {
     bk_transfer *t;
     int first, count, numbered;
+    // Range mode (count < 0): list elements of `table` in `from` into `target` of `to` (0: new).
+    int table, target;
+    lua_Integer range_first, range_count, offset;
 } bk_transfer_job;
+
+static int bk_transfer_run_range(lua_State *E, bk_transfer_job *job) {
+    bk_transfer *t = job->t;
+    int target = job->target;
+    if (target == 0) {
+        lua_createtable(E, job->range_count > (1 << 14) ? (1 << 14) : (int)job->range_count, 0);
+        target = lua_gettop(E);
+    }
+    for (lua_Integer i = 0; i < job->range_count; i++) {
+        lua_rawgeti(t->from, job->table, job->range_first + i);
+        t->depth = 0;
+        bk_transfer_push_segment(t, 2, NULL, job->range_first + i);
+        bk_transfer_walk(t, lua_gettop(t->from));
+        lua_rawseti(E, target, job->offset + i + 1);
+        lua_pop(t->from, 1);
+    }
+    return job->target == 0 ? 1 : 0;
+}
 
 // Protected in E: lightuserdata job. Copies (or checks) `count` values from `first`.
 static int bk_transfer_run(lua_State *E) {
     bk_transfer_job *job = (bk_transfer_job *)lua_touserdata(E, 1);
     bk_transfer *t = job->t;
-    lua_settop(E, 0);
+    lua_remove(E, 1);  // range mode with a target: the target table is now slot 1
+    int base = lua_gettop(E);
     lua_newtable(E);
-    t->memo = 1;
+    t->memo = base + 1;
     lua_newtable(E);
-    t->joins = 2;
+    t->joins = base + 2;
     if (t->to != NULL) {
         lua_rawgetp(E, LUA_REGISTRYINDEX, &bk_values_key);
-        t->values = 3;
+        t->values = base + 3;
     } else {
         lua_pushnil(E);
     }
+    if (job->count < 0) {
+        if (job->target != 0) job->target = 1;
+        return bk_transfer_run_range(E, job);
+    }
     char root[64];
-    const char *base = t->root;
+    const char *given = t->root;
     for (int i = 0; i < job->count; i++) {
         if (job->numbered > 0) {
-            snprintf(root, sizeof root, "%s #%d", base, job->numbered + i);
+            snprintf(root, sizeof root, "%s #%d", given, job->numbered + i);
             t->root = root;
         }
         t->depth = 0;
         bk_transfer_walk(t, job->first + i);
     }
-    t->root = base;
+    t->root = given;
     return t->to != NULL ? job->count : 0;
 }
 
@@ -430,6 +456,46 @@ int bk_transfer_copy(lua_State *from, int first, int count, lua_State *to,
     int results = lua_gettop(worker);
     lua_xmove(worker, to, results);  // the results (or the error value), above the thread
     lua_remove(to, -results - 1);    // the thread itself
+    return status;
+}
+
+int bk_transfer_copy_range(lua_State *from, int table, lua_Integer first, lua_Integer count,
+                           lua_State *to, int target, lua_Integer offset, const char *what) {
+    table = lua_absindex(from, table);
+    if (target != 0) target = lua_absindex(to, target);
+    int status = bk_known_prepare(from);
+    if (status == LUA_OK) status = bk_known_prepare(to);
+    if (status != LUA_OK) {
+        lua_pushliteral(to, "not enough memory");
+        return status;
+    }
+    if (!lua_checkstack(from, 4) || !lua_checkstack(to, 4)) {
+        lua_pushliteral(to, "stack overflow");
+        return LUA_ERRRUN;
+    }
+    lua_rawgetp(from, LUA_REGISTRYINDEX, &bk_names_key);
+    bk_transfer t;
+    memset(&t, 0, sizeof t);
+    t.from = from;
+    t.names = lua_gettop(from);
+    t.root = what;
+    lua_State *worker = lua_newthread(to);
+    t.to = t.E = worker;
+    bk_transfer_job job = { &t, 0, -1, 0, table, target != 0, first, count, offset };
+    // The target table is reached from the copying thread through its stack: move a reference.
+    lua_pushcfunction(worker, bk_transfer_run);
+    lua_pushlightuserdata(worker, &job);
+    int args = 1;
+    if (target != 0) {
+        lua_pushvalue(to, target);
+        lua_xmove(to, worker, 1);
+        args = 2;
+    }
+    status = bk_pcall(worker, args, LUA_MULTRET, 0);
+    lua_pop(from, 1);
+    int results = lua_gettop(worker);
+    lua_xmove(worker, to, results);
+    lua_remove(to, -results - 1);
     return status;
 }
 

@@ -48,7 +48,7 @@ static int bk_walk_driver(lua_State *L) {
     int backAtBase = w->action == BK_WALK_DISCARD || w->action == BK_WALK_MAP;
     if (w->keys == 0) {
         int nargs = w->prefix != 0 ? 2 : 1;
-        for (lua_Integer position = 1; position <= w->count; position++) {
+        for (lua_Integer position = w->first > 1 ? w->first : 1; position <= w->count; position++) {
             if (keepsValue) {
                 if (lua_rawgeti(L, w->table, position) == LUA_TNIL) break;  // the list ends here
                 lua_pushvalue(L, w->block);
@@ -65,7 +65,7 @@ static int bk_walk_driver(lua_State *L) {
         }
     } else {
         int nargs = w->prefix != 0 ? 3 : 2;
-        for (lua_Integer position = 1; position <= w->count; position++) {
+        for (lua_Integer position = w->first > 1 ? w->first : 1; position <= w->count; position++) {
             lua_rawgeti(L, w->keys, position);
             lua_pushvalue(L, base + 1);
             if (lua_rawget(L, w->table) != LUA_TNIL) {  // removed by an earlier block: skipped

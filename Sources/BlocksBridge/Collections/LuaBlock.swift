@@ -68,7 +68,7 @@ struct LuaBlock {
         let keys = collection.kind.isList ? 0 : collection.pushKeys()
         var walk = bk_walk(table: collection.table, keys: keys, block: function, prefix: prefix, action: action,
                            result: result, null: null,
-                           count: stack.rawLength(keys != 0 ? keys : collection.table), appended: appended)
+                           count: stack.rawLength(keys != 0 ? keys : collection.table), appended: appended, first: 1)
         switch bk_walk_run(stack.L, &walk, handler) {
         case LUA_OK: break
         case BK_WALK_NO_STACK: throw .message("stack overflow")

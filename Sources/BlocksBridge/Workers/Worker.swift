@@ -16,13 +16,11 @@ public final class Worker: LuaBridged, @unchecked Sendable {
     private var cancelled = false
     private var succeeded = false
     private var finishCallbacks: [@Sendable () -> Void] = []
-    private let interrupt: LuaInterruptHandle
     /// The parent's loop: a running worker keeps it alive, and its end wakes it.
     let parentLoop: EventLoop
 
     init(state: LuaState, parentLoop: EventLoop) {
         self.state = state
-        self.interrupt = state.interruptHandle
         self.parentLoop = parentLoop
     }
 
@@ -52,8 +50,9 @@ public final class Worker: LuaBridged, @unchecked Sendable {
             return
         }
         cancelled = true
+        // Under the lock: the state cannot be closed meanwhile (results are taken only once finished).
+        if let state { bk_interrupt_installing_hook(state.L, state.runtime) }
         condition.unlock()
-        interrupt.interrupt()
     }
 
     /// Blocks this thread until the worker finished (for threads that cannot run the loop).

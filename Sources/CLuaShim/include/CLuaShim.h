@@ -107,6 +107,7 @@ typedef struct bk_walk {
     int null;             // a slot holding `bk.null` (MAP)
     lua_Integer count;    // positions 1 ... count of the list, or of `keys`
     lua_Integer appended; // in/out: elements in a list result
+    lua_Integer first;    // the first position visited (0 or 1: from the start)
 } bk_walk;
 
 /// Calls the block on each element inside ONE protected call (message handler `handler`): a C
@@ -163,6 +164,13 @@ int bk_transfer_copy(lua_State *from, int first, int count, lua_State *to, const
 /// would be lost in a copy), the rule for running a block on the worker pool.
 int bk_transfer_check(lua_State *L, int idx, const char *what, int strict);
 
+/// Copies elements first ... first + count - 1 of the list at `table` of `from` (raw reads) into
+/// positions offset + 1 ... of the table at `target` of `to` (a new list pushed on `to` when
+/// `target` is 0). Elements share one walk, so references between them are kept. Returns a Lua
+/// status; on failure one error value is pushed on `to` (and no new list).
+int bk_transfer_copy_range(lua_State *from, int table, lua_Integer first, lua_Integer count,
+                           lua_State *to, int target, lua_Integer offset, const char *what);
+
 /// Implemented in Swift: 1 when the value at `idx` is a bridged object whose class is shareable.
 extern int bk_transfer_is_shareable(lua_State *L, int idx);
 /// Implemented in Swift: pushes onto `to` the shareable object at `idx` of `from`; 1 when pushed.
@@ -179,6 +187,11 @@ void bk_reset_limits(lua_State *L, bk_runtime *rt);
 /// Asks the running script to stop with the error "interrupted" (safe from any thread or a signal
 /// handler; takes effect at the next hook, so only in states with hooks installed).
 void bk_interrupt(bk_runtime *rt);
+/// bk_interrupt for a state that may run without hooks (workers: a count hook slows Lua 5.4's VM
+/// about 2.5x, so they get one only when asked to stop): also installs the hook on `L`, from any
+/// thread. Coroutines started before keep their own hooks (none): an endless loop inside one
+/// stops when it yields or returns to `L`.
+void bk_interrupt_installing_hook(lua_State *L, bk_runtime *rt);
 /// Opens the safe library set in protected mode: base without dofile/loadfile, load of text only,
 /// string, table, math, utf8, coroutine, os.time/clock/date/difftime, require of preloaded and
 /// already loaded modules only. No io, debug, os.execute/exit/getenv/remove, package.loadlib.
