@@ -251,6 +251,15 @@ static void bk_transfer_function(bk_transfer *t, int src) {
         const char *name = lua_getupvalue(from, src, i);
         if (name == NULL) break;
         int value = lua_gettop(from);
+        if (strcmp(name, "_ENV") == 0) {
+            // A function's environment is the target's globals, whatever table it was here.
+            if (to != NULL) {
+                lua_rawgeti(to, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+                lua_setupvalue(to, target, i);
+            }
+            lua_pop(from, 1);
+            continue;
+        }
         bk_transfer_push_segment(t, 0, name, i);
         if (to != NULL) {
             // Upvalues shared between copied closures stay shared: the first copy owns the cell.

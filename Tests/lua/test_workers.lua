@@ -1,0 +1,424 @@
+-- Workers: bk.worker, transferable values (bk.isTransferable), the pool behind bk.apply and
+-- bk.parallelMap (bk.workerCount / setWorkerCount), channels, bk.isWorker.
+-- Runs under bklua and under stock lua5.4 loading bk.so.
+
+local bk = require "bk"
+
+-- About 50-100 microseconds of pure Lua: heavy enough that parallelMap hands elements to the pool.
+local function heavy(x)
+  local s = 0
+  for i = 1, 20000 do s = s + i % 3 end
+  return { x * 2, bk.isWorker(), s }
+end
+
+local function list(n)
+  local t = {}
+  for i = 1, n do t[i] = i end
+  return t
+end
+
+-- MARK: transferable values
+
+test("isTransferable: plain values, tables with cycles, functions with such upvalues", function()
+  eq(bk.isTransferable(nil), true)
+  eq(bk.isTransferable(1.5), true)
+  eq(bk.isTransferable("s"), true)
+  local t = { 1, { 2 }, x = "y" }
+  t.self = t
+  eq(bk.isTransferable(t), true)
+  local n, s = 3, "x"
+  eq(bk.isTransferable(function() return n, s, t end), true)
+  eq(bk.isTransferable(string.format), true)
+  eq(bk.isTransferable(bk), true)
+  eq(bk.isTransferable(bk.map), true)
+  eq(bk.isTransferable(bk.null), true)
+  eq(bk.isTransferable(bk.channel()), true)
+end)
+
+test("isTransferable: false and a reason naming the value", function()
+  local co = coroutine.create(function() end)
+  local okT, why = bk.isTransferable(co)
+  eq(okT, false)
+  eq(why, "the value is a coroutine")
+  local acc = co
+  local _, why2 = bk.isTransferable(function() return acc end)
+  eq(why2, "upvalue 'acc' of the value is a coroutine")
+  local _, why3 = bk.isTransferable({ 1, co })
+  eq(why3, "element [2] of the value is a coroutine")
+  local _, why4 = bk.isTransferable({ inner = { co = co } })
+  eq(why4, "field 'co' of field 'inner' of the value is a coroutine")
+  local _, why5 = bk.isTransferable({ [co] = 1 })
+  eq(why5, "a key of the value is a coroutine")
+  local _, why6 = bk.isTransferable(coroutine.wrap(function() end))
+  eq(why6, "the value is a C function")
+  local handle = bk.performBlock(function() end, 10)
+  local _, why7 = bk.isTransferable(handle)
+  handle:cancel()
+  eq(why7, "the value is a bk.BlockHandle (not shareable between states)")
+  local _, why8 = bk.isTransferable(io.stdout)
+  ok(why8:find("the value is a FILE*", 1, true), why8)
+  raises("bad argument #1 to 'isTransferable' (value expected)", bk.isTransferable)
+end)
+
+-- MARK: bk.worker
+
+test("worker: runs f(...) in another state and returns its results", function()
+  local w = bk.worker(function(a, b) return a + b, bk.isWorker(), select("#", a, b) end, 2, 3)
+  local sum, inWorker, n = w:result()
+  eq(sum, 5)
+  eq(inWorker, true)
+  eq(n, 2)
+  eq(bk.isWorker(), false)
+  eq(w.isFinished, true)
+  eq(w.isCancelled, false)
+  ok(tostring(w):find("bk.Worker(finished)", 1, true))
+end)
+
+test("worker: a fresh state with the standard libraries, bk (also as globals) and package.path", function()
+  workersMarker = "parent"
+  local w = bk.worker(function()
+    return rawget(_G, "workersMarker"), type(string.format), type(bk.map), type(bk_map), package.path
+  end)
+  local marker, format, map, globalMap, path = w:result()
+  workersMarker = nil
+  eq(marker, nil)
+  eq(format, "function")
+  eq(map, "function")
+  eq(globalMap, "function")
+  eq(path, package.path)
+end)
+
+test("worker: upvalues are copied; _ENV and library values become the worker's own", function()
+  local n, name = 21, "x"
+  local insert = table.insert
+  local function double(v) return v * 2 end
+  local w = bk.worker(function()
+    local t = {}
+    insert(t, name)
+    return double(n), t[1], _ENV == _G, bk.isWorker()
+  end)
+  local d, first, envIsGlobals, inWorker = w:result()
+  eq(d, 42)
+  eq(first, "x")
+  eq(envIsGlobals, true)
+  eq(inWorker, true)
+end)
+
+test("worker: closures sharing an upvalue still share it after the copy", function()
+  local count = 0
+  local function inc() count = count + 1 end
+  local function get() return count end
+  local w = bk.worker(function() inc() inc() return get() end)
+  eq(w:result(), 2)
+  eq(count, 0)  -- the parent's upvalue is untouched
+end)
+
+test("worker: arguments and results are copies; cycles and shared references kept, metatables dropped", function()
+  local shared = { 1 }
+  local arg = setmetatable({ a = shared, b = shared }, { __index = function() return "meta" end })
+  arg.self = arg
+  local w = bk.worker(function(t)
+    t.a[1] = 99
+    return t.a == t.b, t.self == t, getmetatable(t) == nil, t.b[1], t
+  end, arg)
+  local sameShared, cycle, noMeta, seen, back = w:result()
+  eq(sameShared, true)
+  eq(cycle, true)
+  eq(noMeta, true)
+  eq(seen, 99)
+  eq(shared[1], 1)
+  ok(back ~= arg)
+  eq(back.self, back)
+  eq(back.a, back.b)
+end)
+
+test("worker: result() again returns the same values", function()
+  local w = bk.worker(function() return { 1 }, "s" end)
+  local t1, s1 = w:result()
+  local t2, s2 = w:result()
+  eq(t1, t2)
+  eq(s1, "s")
+  eq(s2, "s")
+end)
+
+test("worker: its error reaches result() unchanged (values copied)", function()
+  local w1 = bk.worker(function() error("plain", 0) end)
+  local okCall, err = pcall(w1.result, w1)
+  eq(okCall, false)
+  eq(err, "plain")
+  local w2 = bk.worker(function() error(42) end)
+  local _, err2 = pcall(w2.result, w2)
+  eq(err2, 42)
+  local w3 = bk.worker(function() error({ code = 7 }) end)
+  local _, err3 = pcall(w3.result, w3)
+  eq(type(err3), "table")
+  eq(err3.code, 7)
+  eq(w3.isFinished, true)
+end)
+
+test("worker: values that cannot cross are errors naming them", function()
+  local co = coroutine.create(function() end)
+  raises("argument #2 is a coroutine", bk.worker, function() end, co)
+  raises("argument #3 is a coroutine", bk.worker, function() end, 1, co)
+  local acc = co
+  raises("upvalue 'acc' of the function is a coroutine", bk.worker, function() return acc end)
+  local w = bk.worker(function() return coroutine.running() end)
+  raises("result #1 is a coroutine", w.result, w)
+  raises("bad argument #1 to 'worker' (function expected, got number)", bk.worker, 1)
+  raises("bad argument #1 to 'worker' (function expected, got no value)", bk.worker)
+end)
+
+test("worker: cancel stops an endless loop; awaiting it raises the cancellation", function()
+  local w = bk.worker(function() while true do end end)
+  w:cancel()
+  local okCall, err = pcall(w.result, w)
+  eq(okCall, false)
+  eq(tostring(err), "cancelled")
+  if bk.cancelled ~= nil then eq(err, bk.cancelled) end
+  eq(w.isFinished, true)
+  eq(w.isCancelled, true)
+  ok(tostring(w):find("cancelled", 1, true))
+  w:cancel()  -- again: nothing
+end)
+
+test("worker: cancelling a finished worker does nothing", function()
+  local w = bk.worker(function() return "done" end)
+  eq(w:result(), "done")
+  w:cancel()
+  eq(w.isCancelled, false)
+  eq(w:result(), "done")
+end)
+
+test("worker: result() runs the caller's loop while it waits", function()
+  local ranMeanwhile = false
+  bk.performBlock(function() ranMeanwhile = true end, 0)
+  local ch = bk.channel()
+  local w = bk.worker(function(c) return c:receive(5) end, ch)
+  bk.performBlock(function() ch:send("from a block") end, 0.02)
+  eq(w:result(), "from a block")
+  eq(ranMeanwhile, true)
+end)
+
+test("worker: a running worker keeps bk.run() alive", function()
+  local w = bk.worker(function() local s = 0 for i = 1, 2e6 do s = s + i end return s end)
+  ok(bk.pending() >= 1 or w.isFinished)
+  eq(bk.run(), true)
+  eq(w.isFinished, true)
+  eq(bk.pending(), 0)
+end)
+
+test("worker: workers can start workers", function()
+  local w = bk.worker(function(n)
+    return bk.worker(function(m) return m * 10, bk.isWorker() end, n):result()
+  end, 4)
+  local v, inWorker = w:result()
+  eq(v, 40)
+  eq(inWorker, true)
+end)
+
+-- MARK: the pool: apply and parallelMap
+
+test("parallelMap: results in order, the heavy part computed on worker states", function()
+  local t = list(100)
+  local r = bk.parallelMap(t, heavy)
+  eq(#r, 100)
+  for i = 1, 100 do eq(r[i][1], i * 2) end
+  eq(r[100][2], true, "the last element ran on a worker state")
+  eq(bk.kind(r), "array")
+end)
+
+test("parallelMap: dictionaries give key -> result", function()
+  local d = {}
+  for i = 1, 80 do d["k" .. i] = i end
+  local r = bk.parallelMap(d, function(k, v)
+    local s = 0
+    for i = 1, 20000 do s = s + i % 3 end
+    return k .. "=" .. v
+  end)
+  local n = 0
+  for k, v in pairs(r) do n = n + 1 eq(v, k .. "=" .. d[k]) end
+  eq(n, 80)
+  eq(bk.kind(r), "dictionary")
+end)
+
+test("parallelMap: a nil result is bk.null, as in map", function()
+  local r = bk.parallelMap(list(70), function(x)
+    local s = 0
+    for i = 1, 20000 do s = s + i % 3 end
+    if x % 2 == 0 then return nil end
+    return x
+  end)
+  eq(#r, 70)
+  eq(r[70], bk.null)
+  eq(r[69], 69)
+end)
+
+test("parallelMap: the first block error in element order is raised unchanged", function()
+  local t = list(120)
+  local okCall, err = pcall(bk.parallelMap, t, function(x)
+    local s = 0
+    for i = 1, 20000 do s = s + i % 3 end
+    if x >= 80 then error({ at = x }) end
+    return x
+  end)
+  eq(okCall, false)
+  eq(type(err), "table")
+  eq(err.at, 80)
+  local _, err2 = pcall(bk.parallelMap, t, function(x)
+    local s = 0
+    for i = 1, 20000 do s = s + i % 3 end
+    if x == 100 then error("at 100", 0) end
+    return x
+  end)
+  eq(err2, "at 100")
+end)
+
+test("apply: every element is visited on the pool (a channel collects them)", function()
+  local ch = bk.channel()
+  bk.apply(list(64), function(x)
+    local s = 0
+    for i = 1, 20000 do s = s + i % 3 end
+    ch:send(x)
+  end)
+  local seen = {}
+  for _ = 1, 64 do seen[#seen + 1] = ch:receive(1) end
+  eq(ch:receive(0), nil)
+  table.sort(seen)
+  deepEq(seen, list(64))
+end)
+
+test("apply / parallelMap: a block holding a table of its own runs in the caller, in order", function()
+  local acc = {}
+  bk.apply(list(100), function(x)
+    local s = 0
+    for i = 1, 2000 do s = s + i end
+    acc[#acc + 1] = x
+  end)
+  deepEq(acc, list(100))
+  local seen = {}
+  local r = bk.parallelMap(list(50), function(x) seen[#seen + 1] = x return bk.isWorker() end)
+  eq(#seen, 50)
+  eq(r[50], false)
+  local co = coroutine.create(function() end)
+  local r2 = bk.parallelMap(list(50), function(x)
+    local s = 0
+    for i = 1, 20000 do s = s + i % 3 end
+    return co and bk.isWorker()
+  end)
+  eq(r2[50], false)
+end)
+
+test("apply / parallelMap: sets and other kinds run as each / map", function()
+  local r = bk.parallelMap(bk.set { 1, 2, 3 }, function(x) return x * 10 end)
+  local sum = 0
+  for _, v in ipairs(r) do sum = sum + v end
+  eq(sum, 60)
+  raises("bad argument #2 to 'parallelMap' (function expected, got no value)", bk.parallelMap, {})
+  raises("bad argument #1 to 'apply' (table expected, got number)", bk.apply, 1, print)
+end)
+
+test("workerCount / setWorkerCount", function()
+  local before = bk.workerCount()
+  ok(before >= 1)
+  bk.setWorkerCount(3)
+  eq(bk.workerCount(), 3)
+  local r = bk.parallelMap(list(90), heavy)
+  for i = 1, 90 do eq(r[i][1], i * 2) end
+  bk.setWorkerCount(before)
+  raises("bad argument #1 to 'setWorkerCount' (worker count must be between 1 and 256)", bk.setWorkerCount, 0)
+  raises("bad argument #1 to 'setWorkerCount' (worker count must be between 1 and 256)", bk.setWorkerCount, 257)
+  raises("bad argument #1 to 'setWorkerCount' (number expected, got string)", bk.setWorkerCount, "x")
+end)
+
+test("the pool is warm: a pool state keeps its globals between calls (the caller's are untouched)", function()
+  local before = bk.workerCount()
+  bk.setWorkerCount(1)
+  local function count(x)
+    local s = 0
+    for i = 1, 20000 do s = s + i % 3 end
+    workersCalls = (workersCalls or 0) + 1
+    return workersCalls
+  end
+  local first = bk.parallelMap(list(40), count)
+  local second = bk.parallelMap(list(40), count)
+  bk.setWorkerCount(before)
+  eq(rawget(_G, "workersCalls"), nil)
+  -- Element 1 (at least) runs in the caller on each call; the pool state's count goes on.
+  ok(second[40] > first[40], "second call continued from " .. first[40] .. ", got " .. second[40])
+end)
+
+-- MARK: channels
+
+test("channel: values are copied in order; receive times out and reports closed", function()
+  local ch = bk.channel()
+  local t = { 1 }
+  ch:send(t)
+  ch:send("two")
+  t[1] = 99
+  eq(ch.count, 2)
+  local got = ch:receive()
+  eq(got[1], 1)
+  ok(got ~= t)
+  eq(ch:receive(), "two")
+  local v, why = ch:receive(0.01)
+  eq(v, nil)
+  eq(why, "timed out")
+  ch:send(3)
+  ch:close()
+  eq(ch.isClosed, true)
+  eq(ch:receive(), 3)
+  local v2, why2 = ch:receive()
+  eq(v2, nil)
+  eq(why2, "closed")
+  raises("send on a closed channel", ch.send, ch, 1)
+end)
+
+test("channel: send waits while full; a worker fills it while the caller drains", function()
+  local ch = bk.channel(2)
+  eq(ch.capacity, 2)
+  local w = bk.worker(function(c)
+    for i = 1, 20 do c:send(i) end
+    c:close()
+    return "sent"
+  end, ch)
+  local got = {}
+  while true do
+    local v = ch:receive(5)
+    if v == nil then break end
+    ok(ch.count <= 2)
+    got[#got + 1] = v
+  end
+  deepEq(got, list(20))
+  eq(w:result(), "sent")
+end)
+
+test("channel: round trips between the caller and a worker; the same channel on both sides", function()
+  local requests, replies = bk.channel(), bk.channel()
+  local w = bk.worker(function(inbox, outbox)
+    while true do
+      local v = inbox:receive()
+      if v == nil then return "stopped" end
+      outbox:send(v * v)
+    end
+  end, requests, replies)
+  for i = 1, 50 do
+    requests:send(i)
+    eq(replies:receive(5), i * i)
+  end
+  requests:close()
+  eq(w:result(), "stopped")
+  local echo = bk.worker(function(c) return c end, requests)
+  eq(echo:result(), requests)
+end)
+
+test("channel: bad input", function()
+  local ch = bk.channel()
+  raises("bad argument #1 to 'channel' (capacity must be at least 1)", bk.channel, 0)
+  raises("bad argument #1 to 'channel' (number expected, got string)", bk.channel, "x")
+  raises("bad argument #2 to 'receive' (timeout must be a finite number >= 0)", ch.receive, ch, -1)
+  raises("bad argument #2 to 'receive' (timeout must be a finite number >= 0)", ch.receive, ch, 0 / 0)
+  raises("bad argument #2 to 'send' (value expected)", ch.send, ch)
+  raises("the value is a coroutine", ch.send, ch, coroutine.create(print))
+  raises("bad argument #1 to 'send' (bk.Channel expected, got table)", ch.send, {}, 1)
+  eq(ch.count, 0)
+end)
