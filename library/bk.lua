@@ -71,10 +71,19 @@ bk.null = nil
 ---@param f bk.block
 function bk.each(c, f) end
 
----Like `each`; order not promised.
+---Like `each`; order not promised: concurrent on the worker pool when `f` is transferable and holds
+---no table of its own (see `bk.parallelMap`).
 ---@param c table
 ---@param f bk.block
 function bk.apply(c, f) end
+
+---`map` computed on the worker pool (arrays and dictionaries, a transferable block holding no table
+---of its own, enough work): same results in the same order; the first block error raised.
+---@generic C: table
+---@param c C
+---@param f bk.block
+---@return table
+function bk.parallelMap(c, f) end
 
 ---The first element (dictionary: value) for which `f` is truthy, else nil.
 ---@param c table
@@ -301,6 +310,66 @@ function bk.now() end
 ---The calling OS thread's id.
 ---@return integer
 function bk.threadId() end
+
+-- Workers
+
+---A Lua function running in a worker state (`bk.worker`).
+---@class bk.Worker
+---@field isFinished boolean
+---@field isCancelled boolean
+local Worker = {}
+---The worker's results (copied back; the same again on later calls); raises its error, or
+---`bk.cancelled` once cancelled. Runs the caller's loop while it waits.
+---@return any ...
+function Worker:result() end
+---Stops the worker (even an endless loop); does nothing once it finished.
+function Worker:cancel() end
+
+---A queue of copied values shared between states.
+---@class bk.Channel
+---@field isClosed boolean
+---@field count integer
+---@field capacity integer?
+local Channel = {}
+---Copies `v` in; waits while full; an error once closed.
+---@param v any
+function Channel:send(v) end
+---The next value, or nil and "timed out" / "closed".
+---@param timeout? number
+---@return any value
+---@return "timed out"|"closed"|nil reason
+function Channel:receive(timeout) end
+---Later sends fail; receivers drain what is queued, then get nil, "closed".
+function Channel:close() end
+
+---Runs `f(...)` in a fresh worker state on a thread of its own (f and the arguments are copied).
+---@param f function
+---@param ... any
+---@return bk.Worker
+function bk.worker(f, ...) end
+
+---True when `v` can be copied to another state; else false and the reason.
+---@param v any
+---@return boolean
+---@return string? reason
+function bk.isTransferable(v) end
+
+---The number of pool states `apply` and `parallelMap` use (default: one per core).
+---@return integer
+function bk.workerCount() end
+
+---Sets the pool's size (1 ... 256).
+---@param n integer
+function bk.setWorkerCount(n) end
+
+---True inside a worker state.
+---@return boolean
+function bk.isWorker() end
+
+---A new channel (unbounded without `capacity`).
+---@param capacity? integer
+---@return bk.Channel
+function bk.channel(capacity) end
 
 -- Timers
 

@@ -12,7 +12,9 @@ import Foundation
 /// Used only by the thread holding the parent state; each job holds its pool state's own lock.
 final class WorkerPool: LuaStateExtension {
     /// How many states jobs are split over (`bk.setWorkerCount`); default one per core.
-    var count = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    var count = max(1, ProcessInfo.processInfo.activeProcessorCount) {
+        didSet { if idle.count > count { idle.removeFirst(idle.count - count) } }
+    }
     private var idle: [LuaState] = []
     private var settings: WorkerSettings?
     /// The pool's threads: Dispatch's, for jobs that each hold one pool state.
@@ -37,7 +39,7 @@ final class WorkerPool: LuaStateExtension {
             state.lock.withLock { state.stack.top = 0 }
         }
         idle.append(contentsOf: states)
-        if idle.count > count { idle.removeFirst(idle.count - count) }
+        if idle.count > count { idle.removeFirst(idle.count - count) }  // closes them
     }
 
     func stateWillClose() {
