@@ -117,6 +117,29 @@ do
   print("restored, metatable:", getmetatable(person))
 end
 
+-- 11b. Every core: workers are other Lua states on threads of their own; values cross by copy.
+do
+  local function primes(limit)          -- pure Lua, no state of its own: transferable
+    local count = 0
+    for n = 2, limit do
+      local prime = true
+      for d = 2, math.floor(math.sqrt(n)) do if n % d == 0 then prime = false break end end
+      if prime then count = count + 1 end
+    end
+    return count
+  end
+  local w = bk.worker(primes, 20000)    -- runs on another thread; this one goes on
+  print("primes below 20000:", w:result(), "worker?", bk.isWorker())
+  local counts = bk.parallelMap({ 5000, 10000, 15000, 20000 }, primes)   -- over the worker pool
+  print("parallelMap:", table.concat(counts, " "), "on " .. bk.workerCount() .. " workers")
+  local co = coroutine.create(print)
+  print(bk.isTransferable(function() return co end))   -- false  upvalue 'co' of the value is a coroutine
+  local ch = bk.channel()
+  bk.worker(function(out) for i = 1, 3 do out:send(i * i) end out:close() end, ch)
+  for v in function() return ch:receive() end do io.write(v, " ") end   -- 1 4 9
+  print()
+end
+
 -- 12. Embedding: the same module loads in the stock interpreter as a C module
 --    (scripts/build-module, then LUA_CPATH=".build/lua/?.so;;" lua5.4 examples/tour.lua) and in
 --    Swift hosts (examples/host). Every name is in docs/reference.md and, for editors, library/bk.lua.

@@ -429,9 +429,38 @@ static int bk_transfer_run(lua_State *E) {
     return t->to != NULL ? job->count : 0;
 }
 
+// Plain values (nil, booleans, numbers, strings) need no walk: pushed directly (the callers hold
+// `to` with swift_depth > 0, so these pushes cannot fail).
+static int bk_transfer_plain(lua_State *from, int first, int count, lua_State *to) {
+    for (int i = 0; i < count; i++) {
+        int type = lua_type(from, first + i);
+        if (type != LUA_TNIL && type != LUA_TBOOLEAN && type != LUA_TNUMBER && type != LUA_TSTRING) return 0;
+    }
+    if (!lua_checkstack(to, count + 1)) return 0;
+    for (int i = 0; i < count; i++) {
+        int src = first + i;
+        switch (lua_type(from, src)) {
+            case LUA_TNIL: lua_pushnil(to); break;
+            case LUA_TBOOLEAN: lua_pushboolean(to, lua_toboolean(from, src)); break;
+            case LUA_TNUMBER:
+                if (lua_isinteger(from, src)) lua_pushinteger(to, lua_tointeger(from, src));
+                else lua_pushnumber(to, lua_tonumber(from, src));
+                break;
+            default: {
+                size_t n;
+                const char *s = lua_tolstring(from, src, &n);
+                lua_pushlstring(to, s, n);
+            }
+        }
+    }
+    return 1;
+}
+
 int bk_transfer_copy(lua_State *from, int first, int count, lua_State *to,
                      const char *what, int numbered) {
     first = lua_absindex(from, first);
+    bk_runtime *rt = bk_runtime_of(to);
+    if (rt != NULL && rt->swift_depth > 0 && bk_transfer_plain(from, first, count, to)) return LUA_OK;
     int status = bk_known_prepare(from);
     if (status != LUA_OK) {
         lua_pushliteral(to, "not enough memory");

@@ -23,17 +23,21 @@ local checks = {
   { "performBlockWithObject", 200000, { "performBlock", "cancelBlock" } },
   { "unscheduledTimer", 200000, { "timerWithTimeInterval" } },
   { "observeAndDrop", 200000, { "addObserverForKeyPath" } },
+  -- Workers: whole workers cost milliseconds each, so fewer (with as many warm-up runs).
+  { "worker", 3000, { "worker" }, 3000 },
+  { "workerRoundTrip", 100000, { "worker", "channel" }, 100000 },
+  { "channelMessage", 1000000, { "channel" } },
 }
 
 for _, check in ipairs(checks) do
-  local kind, count, needs = check[1], check[2], check[3]
+  local kind, count, needs, warmup = check[1], check[2], check[3], check[4]
   local missing = {}
   for _, name in ipairs(needs) do if type(bk[name]) ~= "function" then missing[#missing + 1] = "bk." .. name end end
   if #missing > 0 then
     print("SKIPPED test_leaks: " .. kind .. " (" .. table.concat(missing, ", ") .. " not exported by this build)")
   else
     test(kind .. ": " .. count .. " lifecycles leave Lua memory and RSS at baseline", function()
-      local out, code = shell(ULIMIT .. "timeout 600 " .. BKLUA .. " " .. CHILD .. " " .. kind .. " " .. count)
+      local out, code = shell(ULIMIT .. "timeout 600 " .. BKLUA .. " " .. CHILD .. " " .. kind .. " " .. count .. " " .. (warmup or ""))
       eq(code, 0, out)
       local lua, rss, pending = out:match("lua_kb=(%S+) rss_kb=(%S+) pending=(%S+)")
       ok(lua, "no measurement in: " .. out)

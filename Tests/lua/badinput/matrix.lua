@@ -256,7 +256,9 @@ end
 
 -- Functions that run the loop must not see pending work with an unbounded time: they get their own
 -- child and never run while discovering objects.
-local blocking = { run = true }
+-- Channel and worker waits are unbounded too (a full channel's send, a receive with a timeout of
+-- 1e308, a worker's result): test_workers.lua gives them their bad-input cases with bounded waits.
+local blocking = { run = true, send = true, receive = true, result = true }
 
 local function functionNames()
   local names = {}

@@ -12,7 +12,8 @@ local bk = require "bk"
 -- As many as are measured: caches and tables sized by how many objects the collector lets pile up
 -- between cycles (the identity cache of bridged objects) reach their working size first, so a
 -- plateau is not taken for a leak while a leak still grows with the measured run.
-local WARMUP = math.max(200000, count)
+-- A third argument sets it (lifecycles that cost milliseconds, such as a whole worker).
+local WARMUP = tonumber(arg[3]) or math.max(200000, count)
 
 local function rss()
   local f = assert(io.open("/proc/self/statm"))
@@ -64,6 +65,21 @@ local lifecycles = {
     dd:implementMethod("tableViewDidSelectRowAtIndexPath", noop)
     dd:tableViewDidSelectRowAtIndexPath(1, 2)
   end,
+  -- A worker started, its result taken, dropped (its state and thread must go).
+  worker = function()
+    local w = bk.worker(function(x) return { x } end, 1)
+    w:result()
+  end,
+  -- A message through a channel, in and out in the same state.
+  channelMessage = function()
+    CHANNEL:send(1.5)
+    CHANNEL:receive()
+  end,
+  -- A table there and back through a worker that echoes it (a call on a warm worker).
+  workerRoundTrip = function()
+    REQUESTS:send({ 1, "two" })
+    REPLIES:receive()
+  end,
   -- The control: a lifecycle that does leak (keeps every cancelled handle), so the measurement
   -- is shown to see one.
   leakyControl = function()
@@ -73,6 +89,17 @@ local lifecycles = {
   end,
 }
 KEPT = {}
+CHANNEL = bk.channel()
+REQUESTS, REPLIES = bk.channel(), bk.channel()
+if kind == "workerRoundTrip" then
+  ECHO = bk.worker(function(inbox, outbox)
+    while true do
+      local v = inbox:receive()
+      if v == nil then return end
+      outbox:send(v)
+    end
+  end, REQUESTS, REPLIES)
+end
 
 PROTOCOL = bk.protocol("LeakCheckDelegate", { tableViewDidSelectRowAtIndexPath = {} })
 
@@ -88,6 +115,7 @@ settle()
 local lua0, rss0 = collectgarbage("count"), rss()
 for _ = 1, count do life() end
 settle()
+if ECHO then REQUESTS:close() ECHO:result() end
 print(string.format("leaks %s lua_kb=%.1f rss_kb=%d pending=%d", kind,
   collectgarbage("count") - lua0, rss() - rss0, bk.pending()))
 os.exit(0, true)
