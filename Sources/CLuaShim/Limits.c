@@ -209,6 +209,8 @@ static int bk_opensafelibs_protected(lua_State *L) {
 }
 
 int bk_opensafelibs(lua_State *L) {
+    bk_runtime *rt = bk_runtime_of(L);
+    if (rt != NULL) rt->safe_libraries = 1;  // workers this state starts get the same set
     lua_pushcfunction(L, bk_opensafelibs_protected);
     return bk_pcall(L, 0, 0, 0);
 }

@@ -422,3 +422,25 @@ test("channel: bad input", function()
   raises("bad argument #1 to 'send' (bk.Channel expected, got table)", ch.send, {}, 1)
   eq(ch.count, 0)
 end)
+
+-- MARK: sandbox limits (bklua's options, in a child)
+
+local BKLUA = os.getenv("BKLUA")
+if not BKLUA then
+  print("SKIPPED test_workers: sandbox limits (BKLUA not set)")
+else
+  test("worker: the parent's sandbox limits and library set apply in the worker", function()
+    local function run(options, code)
+      local out = shell(BKLUA .. " " .. options .. " -e " .. string.format("%q", code))
+      return out
+    end
+    local out = run("--instruction-limit 1000000",
+      "local w = bk.worker(function() while true do end end) print(pcall(w.result, w))")
+    ok(out:find("instruction limit exceeded", 1, true), out)
+    out = run("--memory-limit 20000000",
+      "local w = bk.worker(function() local t = {} for i = 1, 1e8 do t[i] = i end end) print(pcall(w.result, w))")
+    ok(out:find("not enough memory", 1, true), out)
+    out = run("--sandbox", "print(bk.worker(function() return io == nil, os.execute == nil end):result())")
+    ok(out:find("true\ttrue", 1, true), out)
+  end)
+end

@@ -14,7 +14,6 @@ extension LuaState {
         instructionLimit = sandbox.instructionLimit
         timeLimit = sandbox.timeLimit
         memoryLimit = sandbox.memoryLimit
-        extensionObject(SandboxRecord.self) { SandboxRecord() }.safeLibraries = sandbox.safeLibraries
         resetLimits()
     }
 

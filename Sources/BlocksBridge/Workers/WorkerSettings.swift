@@ -18,7 +18,7 @@ struct WorkerSettings: Equatable, Sendable {
         memoryLimit = runtime.memory_limit
         instructionLimit = Int(runtime.instruction_limit)
         timeLimit = runtime.time_limit
-        safeLibraries = stack.state.extensionObject(SandboxRecord.self) { SandboxRecord() }.safeLibraries
+        safeLibraries = runtime.safe_libraries != 0
         path = nil
         cpath = nil
         if stack.pushPackageTable() {
@@ -49,11 +49,6 @@ struct WorkerSettings: Equatable, Sendable {
         state.memoryLimit = memoryLimit
         return state
     }
-}
-
-/// Whether a state was made with the safe library set (workers it starts get the same).
-final class SandboxRecord {
-    var safeLibraries = false
 }
 
 extension LuaStack {

@@ -40,6 +40,7 @@ typedef struct bk_runtime {
     const char *tripped;          // the limit that stopped the script (sticky until reset), or NULL
     int pcall_depth;              // protected calls from Swift into Lua currently running
     int closing;                  // the state is closing: exported functions refuse to run
+    int safe_libraries;           // opened with bk_opensafelibs (its workers get the same set)
     // Allocation (Boundary.c).
     lua_Alloc base_alloc;         // an adopted state's own allocator (bk.so), or NULL: realloc/free
     void *base_ud;
