@@ -12,9 +12,12 @@ func workerBenchmarks(elements: Int, trivialCount: Int, roundTrips: Int) throws 
         local function spin(n, x) local s = 0 for i = 1, n do s = s + (i * x) % 7 end return s end
         local n = 10000
         while true do
-          local start = bk.now()
-          spin(n, 1)
-          local took = bk.now() - start
+          local took = math.huge
+          for _ = 1, 5 do  -- the fastest of five: other processes only ever slow a run down
+            local start = bk.now()
+            spin(n, 1)
+            took = math.min(took, bk.now() - start)
+          end
           if took >= 0.0005 then n = math.floor(n * 0.001 / took) break end
           n = n * 2
         end

@@ -27,7 +27,9 @@ enum ParallelCollections {
         stack.top = 2
         let dictionary = kind == .dictionary
         let keys: Int32 = dictionary ? LuaCollection(stack, 1, kind: kind).pushKeys() : 0
-        let count = dictionary ? stack.rawLength(keys) : stack.listCount(1)
+        // The walk stops at a list's first nil, so the border bounds it; the pool needs the true
+        // count (`listCount`, one read per element), taken only once the work is known to be heavy.
+        let count = stack.rawLength(keys != 0 ? keys : 1)
         let result = mapping ? CollectionBuilder(stack, kind: kind, arrayCount: Int32(clamping: count)).table : 0
         stack.pushNull()
         let null = stack.top
@@ -47,14 +49,18 @@ enum ParallelCollections {
             probed = end
             if elementTime >= heavyElementNanoseconds { break }
         }
-        let remaining = count - probed
+        var remaining = count - probed
         walk.first = probed + 1
         walk.count = count
         if remaining > 0, elementTime >= minimumElementNanoseconds,
-           elementTime &* UInt64(remaining) >= minimumWorkNanoseconds,
+           elementTime &* UInt64(clamping: remaining) >= minimumWorkNanoseconds,
            stack.transferProblem(at: 2, what: "the block", strict: true) == nil {
-            try runOnPool(stack, dictionary: dictionary, mapping: mapping, keys: keys, first: probed + 1,
-                          count: count, result: result)
+            let listed = dictionary ? count : stack.listCount(1)
+            remaining = listed - probed
+            if remaining > 0 {
+                try runOnPool(stack, dictionary: dictionary, mapping: mapping, keys: keys, first: probed + 1,
+                              count: listed, result: result)
+            }
         } else if remaining > 0 {
             try drive(stack, &walk, handler)
         }

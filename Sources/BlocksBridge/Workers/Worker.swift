@@ -71,16 +71,18 @@ public final class Worker: LuaBridged, @unchecked Sendable {
     }
 
     private func run() {
-        guard let state = condition.withLock({ self.state }) else { return }
-        let ok: Bool = state.lock.withLock {
-            let stack = state.stack
-            state.resetLimits()
-            let arguments = stack.top - 1
-            _ = stack.pushMessageHandler()
-            stack.insert(at: 1)
-            let status = stack.protectedCall(arguments: arguments, results: LUA_MULTRET, handler: 1)
-            stack.remove(at: 1)
-            return status == LUA_OK
+        var ok = false
+        if let state = condition.withLock({ self.state }) {
+            ok = state.lock.withLock {
+                let stack = state.stack
+                state.resetLimits()
+                let arguments = stack.top - 1
+                _ = stack.pushMessageHandler()
+                stack.insert(at: 1)
+                let status = stack.protectedCall(arguments: arguments, results: LUA_MULTRET, handler: 1)
+                stack.remove(at: 1)
+                return status == LUA_OK
+            }
         }
         condition.lock()
         succeeded = ok
