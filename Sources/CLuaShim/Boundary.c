@@ -208,7 +208,17 @@ int bk_trampoline(lua_State *L) {
     // stack, which is not ordered).
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     bk_frame_resync(rt, here);
-    if (bk_frame_count >= BK_MAX_NESTING) return luaL_error(L, "C stack overflow (bk calls nested too deeply)");
+    if (bk_frame_count >= BK_MAX_NESTING) {
+        if (!(f->flags & BK_FUNCTION_AT_CLOSE))
+            return luaL_error(L, "C stack overflow (bk calls nested too deeply)");
+        // A finalizer collected this deep still runs (it only releases its Swift object and never
+        // raises or calls Lua): refusing it would leak the object and all it holds.
+        int saved = rt->swift_depth;
+        rt->swift_depth++;
+        int released = bk_swift_call(L, f->body, rt);
+        rt->swift_depth = saved;
+        return released > 0 ? released : 0;
+    }
     int index = bk_frame_count++;
     bk_frames[index] = (bk_frame){ rt, L, here, rt->swift_depth };
     rt->swift_depth++;

@@ -76,6 +76,17 @@ for k, v in pairs(bk) do
   if type(v) == "userdata" then add("userdata bk." .. k, v) end
 end
 add("coroutine suspended", coroutine.create(function() coroutine.yield() end))
+-- Workers' objects in their end states: a closed channel, a cancelled worker (an endless loop).
+if bk.channel then
+  local closed = bk.channel()
+  closed:close()
+  add("userdata closed channel", closed)
+end
+if bk.worker then
+  local cancelled = bk.worker(function() while true do end end)
+  cancelled:cancel()
+  add("userdata cancelled worker", cancelled)
+end
 local dead = coroutine.create(function() end)
 coroutine.resume(dead)
 add("coroutine dead", dead)
@@ -321,6 +332,7 @@ local function discoverObjects()
         local function collect(ok, ...)
           for i = 1, select("#", ...) do note((select(i, ...))) end
         end
+        if round == 1 then collect(pcall(f)) end  -- no arguments (bk.channel())
         each3(pool, pool, round == 1 and plausible or {}, function(args, n) collect(pcall(f, unpack(args, 1, n))) end)
       end
     end
