@@ -19,7 +19,16 @@ let package = Package(
         ),
         // The C side of the boundary: Lua's macros as functions, the error trampoline, the allocator.
         .target(name: "CLuaShim", dependencies: ["CLua"], path: "Sources/CLuaShim"),
-        .target(name: "BlocksBridge", dependencies: ["CLua", "CLuaShim"]),
+        .target(
+            name: "BlocksBridge",
+            dependencies: ["CLua", "CLuaShim"],
+            // Lua chunks kept as .lua files, compiled into the binary as byte arrays
+            // (PackageResources.<name>_lua): no bundle at run time, so bk.so works anywhere.
+            resources: [
+                .embedInCode("Observation/ObservationEngine.lua"),
+                .embedInCode("DynamicDelegate/DelegateChunk.lua"),
+            ]
+        ),
         // bklua's line editor: Debian's libedit-dev (BSD editline), driven one key at a time.
         .target(
             name: "CEdit",

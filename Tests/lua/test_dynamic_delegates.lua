@@ -593,3 +593,13 @@ test("a parser's delegate and its blocks do not keep the parser alive", function
   collectgarbage()
   eq(next(weak), nil)
 end)
+
+test("the delegate chunk's frames in a traceback name its file, bk/DelegateChunk.lua", function()
+  local dd = bk.dynamicDelegateForProtocol({}, AlertDelegate)
+  local trace
+  dd.realDelegate = { willPresentAlertView = function() trace = debug.traceback("here", 1) end }
+  dd:implementMethod("willPresentAlertView", function() end)
+  dd:willPresentAlertView()
+  ok(trace, "the real delegate ran")
+  ok(trace:find("bk/DelegateChunk.lua:%d+:"), trace)
+end)

@@ -816,3 +816,14 @@ test("a key path listed twice is observed once, and removal restores the table",
   eq(getmetatable(t), nil)
   eq(rawget(t, "a"), 2)
 end)
+
+-- The engine's own file -------------------------------------------------------------------------
+
+test("the engine's frames in a traceback name its file, bk/ObservationEngine.lua", function()
+  local t = {}
+  local trace
+  bk.addObserverForKeyPath(t, "a", function() trace = debug.traceback("here", 1) end)
+  t.a = 1
+  ok(trace, "the observer ran")
+  ok(trace:find("bk/ObservationEngine.lua:%d+:"), trace)
+end)

@@ -77,7 +77,7 @@ enum DynamicDelegateStore {
 
         // The Lua half; it gets `rawset` from here because it may load before the base library.
         do {
-            try stack.load(DelegateChunk.source, name: "=bk.dynamicDelegates")
+            try stack.load(bytes: DelegateChunk.source, name: "=bk/DelegateChunk.lua")
             stack.push(function: "rawset") { stack throws(LuaRaise) in
                 try stack.checkTable(1)
                 try stack.checkAny(2)
