@@ -603,3 +603,10 @@ test("the delegate chunk's frames in a traceback name its file, bk/DelegateChunk
   ok(trace, "the real delegate ran")
   ok(trace:find("bk/DelegateChunk.lua:%d+:"), trace)
 end)
+
+test("a method description with an unknown field is refused (no silent optional method)", function()
+  raises("bad argument #2 to 'protocol' (invalid option 'requried' in method 'ping'; expected required",
+    bk.protocol, "TestMisspelledDelegate", { ping = { requried = true } })
+  local p = bk.protocol("TestSpelledDelegate", { ping = { required = true, returns = 1, combine = "and" } })
+  eq(p.methods.ping.required, true)
+end)
