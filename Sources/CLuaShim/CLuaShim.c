@@ -1,5 +1,6 @@
 #define _GNU_SOURCE  // dladdr
 #include "CLuaShim.h"
+#include "CLuaShimTraceback.h"
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,7 +211,7 @@ int bk_traceback(lua_State *L) {
         return 1;
     }
     if (strstr(msg, "\nstack traceback:") != NULL) return 1;  // already traced deeper down
-    luaL_traceback(L, L, msg, 1);
+    bk_luatraceback(L, L, msg, 1);  // names bk.map as called, not as bk_map
     return 1;
 }
 
