@@ -63,9 +63,13 @@ test("-l loads a module into a global", function()
   same("-l nosuchmodule")
 end)
 
-test("-v prints the version", function()
-  same("-v")
-  same("-v -e 'print(1)'")
+test("-v prints Lua's version line, then BlocksBridge's", function()
+  for _, args in ipairs { "-v", "-v -e 'print(1)'" } do
+    local bkOut, luaOut, bkCode, luaCode = both(args)
+    local luaLine, rest = luaOut:match("^([^\n]*\n)(.*)$")
+    eq(bkOut, luaLine .. "BlocksBridge " .. bk.version() .. " (bklua, the bk module: bk.version())\n" .. rest)
+    eq(bkCode, luaCode)
+  end
 end)
 
 test("arg table with negative indices and script arguments", function()

@@ -30,7 +30,7 @@ def start(history=None, args=()):
     """A REPL with its own history file (or none)."""
     env = {"BKLUA_HISTORY": history if history is not None else ""}
     session = Session([BKLUA, *args], env=env)
-    session.expect(r"^Lua 5\.4.*\n> ")
+    session.expect(r"^Lua 5\.4.*\nBlocksBridge \d+\.\d+\.\d+ .*\n> ")
     return session
 
 
@@ -360,12 +360,12 @@ def non_terminal_stdin_keeps_lua_c_behaviour():
     # -i reads lines with lua.c's plain prompts and prints results with `print`.
     result = subprocess.run([BKLUA, "-i"], input="x = 6\nx * 7\n's', {}\n", capture_output=True,
                             text=True, timeout=30)
-    assert re.fullmatch(r"Lua 5\.4.*\n> > 42\n> s\ttable: 0x[0-9a-f]+\n> \n", result.stdout), result.stdout
+    assert re.fullmatch(r"Lua 5\.4.*\nBlocksBridge .*\n> > 42\n> s\ttable: 0x[0-9a-f]+\n> \n", result.stdout), result.stdout
     if has("bk.performBlock ~= nil"):
         # Blocks due run between lines.
         result = subprocess.run([BKLUA, "-i"], input="bk.performBlock(function() print('ran') end, 0)\nx = 1\n",
                                 capture_output=True, text=True, timeout=30)
-        assert re.fullmatch(r"Lua 5\.4.*\n> bk\.BlockHandle.*\nran\n> > \n", result.stdout), result.stdout
+        assert re.fullmatch(r"Lua 5\.4.*\nBlocksBridge .*\n> bk\.BlockHandle.*\nran\n> > \n", result.stdout), result.stdout
 
 
 def main():
