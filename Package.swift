@@ -36,7 +36,12 @@ let package = Package(
             path: "Sources/CEdit",
             linkerSettings: [.linkedLibrary("edit")]
         ),
-        .executableTarget(name: "bklua", dependencies: ["BlocksBridge", "CLua", "CLuaShim", "CEdit"]),
+        .executableTarget(
+            name: "bklua",
+            dependencies: ["BlocksBridge", "CLua", "CLuaShim", "CEdit"],
+            // help(bk.map) at the prompt: docs/reference.md (linked here) compiled in.
+            resources: [.embedInCode("reference.md")]
+        ),
         .executableTarget(
             name: "bkbench",
             dependencies: ["BlocksBridge", "CLua", "CLuaShim"],
