@@ -8,6 +8,9 @@ let package = Package(
         .executable(name: "bklua", targets: ["bklua"]),
         // The bridge as a Lua C module: scripts/build-module copies libbk.so to bk.so for `require "bk"`.
         .library(name: "bk", type: .dynamic, targets: ["BlocksBridge"]),
+        // Foundation's XMLParser for bk.XMLParser, loaded (dlopen) at the first parse from beside
+        // the program or bk.so, so that Foundation is not loaded at start-up.
+        .library(name: "bkxml", type: .dynamic, targets: ["BlocksBridgeXML"]),
     ],
     targets: [
         // Lua 5.4 itself, from Debian's liblua5.4-dev (never vendored).
@@ -29,6 +32,7 @@ let package = Package(
                 .embedInCode("DynamicDelegate/DelegateChunk.lua"),
             ]
         ),
+        .target(name: "BlocksBridgeXML"),
         // bklua's line editor: Debian's libedit-dev (BSD editline), driven one key at a time.
         .target(
             name: "CEdit",

@@ -28,11 +28,14 @@ enum ReferenceHelp {
         guard line.hasPrefix("### ") else { return [] }
         var names: [String] = []
         var rest = line.dropFirst(4)
-        while let range = rest.range(of: "bk.") {
-            let after = rest[range.upperBound...]
-            let name = after.prefix { $0.isLetter || $0.isNumber || $0 == "_" }
-            if !name.isEmpty { names.append(String(name)) }
-            rest = after.dropFirst(name.count)
+        while !rest.isEmpty {
+            if rest.hasPrefix("bk.") {
+                let name = rest.dropFirst(3).prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+                if !name.isEmpty { names.append(String(name)) }
+                rest = rest.dropFirst(3 + name.count)
+            } else {
+                rest = rest.dropFirst()
+            }
         }
         return names
     }

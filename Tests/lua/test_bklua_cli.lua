@@ -144,3 +144,14 @@ test("a traceback names a bk function the way the script called it: bk.map, bk_m
   out = shell(BKLUA .. [[ -e 'bk.array{1}:map(function() error("x") end)']])
   ok(out:find("in function 'bk.map'", 1, true), out)
 end)
+
+test("bklua starts without Foundation; the first XMLParser parse loads it (libbkxml.so)", function()
+  local out = shell(BKLUA .. [[ -e '
+    local function loaded(name)
+      local f = assert(io.open("/proc/self/maps")); local maps = f:read("a"); f:close()
+      return maps:find(name, 1, true) ~= nil
+    end
+    print(loaded("libFoundation"), loaded("libicu"), loaded("libxml2"))
+    print(bk.XMLParser("<a/>"):parse(), loaded("libFoundation"))']])
+  eq(out, "false\tfalse\tfalse\ntrue\ttrue\n")
+end)

@@ -1,4 +1,3 @@
-import Foundation
 
 /// A2DynamicDelegate, NSObject+A2DynamicDelegate and NSObject+A2BlockDelegate for Lua.
 ///
@@ -96,7 +95,7 @@ extension BKLibrary {
         },
         BKFunction("XMLParser") { stack throws(LuaRaise) in
             _ = try stack.checkString(1)
-            stack.push(object: XMLParserObject(data: stack.stringData(1) ?? Data()))
+            stack.push(object: XMLParserObject(data: stack.stringBytes(1) ?? []))
             return 1
         },
     ], setUp: { stack, module in
