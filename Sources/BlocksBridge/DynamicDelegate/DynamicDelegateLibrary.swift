@@ -138,7 +138,8 @@ enum DelegateFunctions {
         let object = stack.absolute(object)
         let handler = stack.pushMessageHandler()
         DynamicDelegateStore.pushStore(stack)
-        guard stack.rawGet(-1, field: "helpers") == .table, stack.rawGet(-1, field: "index") == .function else {
+        do { try DynamicDelegateStore.pushHelpers(stack, store: -1) } catch { stack.top = handler - 1; throw error }
+        guard stack.rawGet(-1, field: "index") == .function else {
             stack.top = handler - 1
             throw .message("dynamic delegates are unavailable in this state")
         }
