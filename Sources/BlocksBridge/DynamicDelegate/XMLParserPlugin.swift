@@ -25,7 +25,7 @@ enum XMLParserPlugin {
         var error = [CChar](repeating: 0, count: 512)
         guard let symbol = bk_plugin_symbol(library, "bk_xml_parse", &error, error.count) else {
             let text = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            return .failure(LuaError.Message(text: "bk.XMLParser needs " + text))
+            return .failure(LuaError.Message(text: "bk.XMLParser needs the bkxml product: " + text))
         }
         return .success(unsafeBitCast(symbol, to: Parse.self))
     }()
