@@ -13,7 +13,7 @@ enum EventNames {
             return 1
         case .table:
             // A list of names ({"a", "b"}) or a set of them ({a = true, b = true}; false: left out).
-            let count = stack.rawLength(index)
+            let count = stack.listCount(index)
             stack.pushNewTable(recordCount: Int32(clamping: count))
             let set = stack.top
             var names = 0

@@ -11,7 +11,7 @@ extension LuaStack {
         let table = absolute(index)
         let base = top
         defer { top = base }
-        let length = rawLength(table)
+        let length = listCount(table)   // list entries: 1 ... n up to the first nil
         var on: Set<String> = []
         pushNil()
         while next(table) {

@@ -103,7 +103,7 @@ enum Observation {
         try checkObservable(stack, 1)
         if multi {
             try stack.checkTable(2)
-            let count = stack.rawLength(2)
+            let count = stack.listCount(2)
             try stack.argCheck(count > 0, 2, "key path list is empty")
         } else {
             try checkKeyPath(stack, 2)
@@ -148,7 +148,7 @@ enum Observation {
             stack.rawSet(-2, 1)
             return
         }
-        let count = stack.rawLength(2)
+        let count = stack.listCount(2)
         stack.pushNewTable(arrayCount: Int32(clamping: count))
         let list = stack.top
         for i in 1 ... count {
