@@ -2,7 +2,7 @@
 -- a debug build) and installs it with the Swift runtime libraries it needs beside it, where lua5.4
 -- finds it: then `lua5.4 -e 'local bk = require "bk"'` works without LUA_CPATH or LD_LIBRARY_PATH
 -- (`--local`: ~/.luarocks, add `eval "$(luarocks --lua-version 5.4 path)"`). Needs the Swift 6
--- toolchain to build. The version is bk.version()'s (Tests/lua/test_module.lua checks it).
+-- toolchain to build. The version is bk.version()'s (scripts/test checks it after installing).
 rockspec_format = "3.0"
 package = "blocksbridge"
 version = "0.1.0-1"
