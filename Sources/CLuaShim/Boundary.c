@@ -1,6 +1,7 @@
 // The Lua/Swift boundary: the allocator, the trampoline every exported Swift function runs behind,
 // and the protected calls Swift enters Lua through. Rule of this file: no Lua error is ever raised
 // while a Swift frame is live; errors are raised here, in C, after the Swift body has returned.
+// Tracebacks come from bk_luatraceback (Traceback.c): luaL_traceback naming bk functions as called.
 #include "CLuaShim.h"
 #include <stdint.h>
 #include <stdlib.h>
@@ -345,10 +346,10 @@ static const void *const bk_last_traceback_key = NULL;  // registry[&key] = its 
 static void bk_pushtraceback(lua_State *L, int idx) {
     idx = lua_absindex(L, idx);
     if (lua_type(L, idx) == LUA_TSTRING) {
-        luaL_traceback(L, L, lua_tostring(L, idx), 1);
+        bk_luatraceback(L, L, lua_tostring(L, idx), 1);
     } else {
         lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, idx));
-        luaL_traceback(L, L, lua_tostring(L, -1), 1);
+        bk_luatraceback(L, L, lua_tostring(L, -1), 1);
         lua_remove(L, -2);
     }
 }
@@ -384,7 +385,7 @@ int bk_traceback(lua_State *L) {
         return 1;
     }
     lua_settop(L, 1);
-    luaL_traceback(L, L, msg, 1);
+    bk_luatraceback(L, L, msg, 1);
     return 1;
 }
 
