@@ -1,6 +1,5 @@
 import CLua
 import CLuaShim
-import Foundation
 
 /// `bk.channel([capacity])`: a queue of copied values shared by every state that receives it.
 ///
@@ -13,7 +12,7 @@ public final class Channel: LuaShareable, @unchecked Sendable {
     /// nil: unbounded.
     public let capacity: Int?
     /// Guards everything below and the buffer state.
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private let buffer: LuaState
     private var head: Int64 = 1
     private var tail: Int64 = 0
@@ -46,7 +45,7 @@ public final class Channel: LuaShareable, @unchecked Sendable {
                 if let deadline {
                     let now = MonotonicClock.now()
                     if now >= deadline { return false }
-                    _ = condition.wait(until: Date(timeIntervalSinceNow: Double(deadline - now) / 1e9))
+                    condition.wait(until: deadline)
                 } else {
                     condition.wait()
                 }

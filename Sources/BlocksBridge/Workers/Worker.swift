@@ -1,6 +1,5 @@
 import CLua
 import CLuaShim
-import Foundation
 
 /// `bk.worker(f, ...)`: `f(...)` running in a fresh Lua state on a thread of its own.
 ///
@@ -10,7 +9,7 @@ import Foundation
 /// Awaitable: `isFinished` and `onFinish` are the surface an `await` builds on.
 public final class Worker: LuaBridged, @unchecked Sendable {
     /// Guards every field below.
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private var state: LuaState?
     private var finished = false
     private var cancelled = false
@@ -65,14 +64,19 @@ public final class Worker: LuaBridged, @unchecked Sendable {
     /// Starts the thread; the function and its arguments are on the state's stack (1 ... top).
     func start() {
         parentLoop.beginOutsideWork()
-        let thread = Thread { [self] in run() }
-        thread.stackSize = 8 << 20
-        thread.start()
+        if !startDetachedThread({ [self] in run() }) {
+            run(failedToStart: true)
+        }
     }
 
-    private func run() {
+    private func run(failedToStart: Bool = false) {
         var ok = false
-        if let state = condition.withLock({ self.state }) {
+        if failedToStart, let state = condition.withLock({ self.state }) {
+            state.lock.withLock {
+                state.stack.top = 0
+                state.stack.push("cannot start a thread for the worker")
+            }
+        } else if let state = condition.withLock({ self.state }) {
             ok = state.lock.withLock {
                 let stack = state.stack
                 state.resetLimits()

@@ -1,7 +1,9 @@
 import CLua
 import CLuaShim
 import Dispatch
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The warm worker states of one state (`bk.workerCount()` of them at most), which `bk.apply`,
 /// `bk.parallelMap` and hosts (`LuaState.runOnPool`) run Lua functions in.
@@ -12,7 +14,7 @@ import Foundation
 /// Used only by the thread holding the parent state; each job holds its pool state's own lock.
 final class WorkerPool: LuaStateExtension {
     /// How many states jobs are split over (`bk.setWorkerCount`); default one per core.
-    var count = max(1, ProcessInfo.processInfo.activeProcessorCount) {
+    var count = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) {
         didSet { if idle.count > count { idle.removeFirst(idle.count - count) } }
     }
     private var idle: [LuaState] = []
