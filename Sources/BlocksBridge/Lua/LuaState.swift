@@ -70,8 +70,10 @@ public final class LuaState {
     /// Opens Lua's standard libraries (for states created without them, e.g. to set
     /// `LUA_NOENV` first as `lua -E` does).
     public func openStandardLibraries() throws(LuaError) {
-        let status = bk_openlibs(L)
-        if status != LUA_OK { throw stack.popError(status: status) }
+        try lock.withLock { () throws(LuaError) in
+            let status = bk_openlibs(L)
+            if status != LUA_OK { throw stack.popError(status: status) }
+        }
     }
 
     deinit {
