@@ -19,8 +19,8 @@ private final class Stress: @unchecked Sendable {
     let state: LuaState
     let gauge = Gauge()
     let end: ContinuousClock.Instant
-    let failures = Mutex<[String]>([])
-    let markers = Mutex<Set<ObjectIdentifier>>([])
+    let failures = Locked<[String]>([])
+    let markers = Locked<Set<ObjectIdentifier>>([])
     let bumps = Atomic<Int>(0)
     let levelSets = Atomic<Int>(0)
     let finished = Atomic<Int>(0)
@@ -159,7 +159,6 @@ private func string(_ value: LuaValue?) -> String? {
         #expect(stress.failures.withLock { $0 } == [])
         #expect(stress.markers.withLock { $0.count } == 1)
         let totals = try state.run("return spawned, background, main, counter, observed, ticks")
-        print("concurrent host stress:", totals.map(\.description).joined(separator: " "))
         let spawned = try #require(integer(totals[0]))
         #expect(spawned > 0)
         #expect(integer(totals[1]) == spawned)

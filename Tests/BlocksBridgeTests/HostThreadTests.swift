@@ -100,7 +100,7 @@ private struct Shared: @unchecked Sendable {
     @Test func extensionsMadeOnceWhateverTheThread() throws {
         final class Made {}
         let shared = Shared(state: try LuaState())
-        let made = Mutex<[ObjectIdentifier]>([])
+        let made = Locked<[ObjectIdentifier]>([])
         let threads = (0 ..< 8).map { _ in
             onAnotherThread {
                 let object = shared.state.extensionObject(Made.self) {
