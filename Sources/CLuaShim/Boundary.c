@@ -148,11 +148,12 @@ typedef struct bk_function {
 static const char bk_function_tag = 0;
 static const char *const bk_function_meta = "bk.SwiftFunction";
 
+// One call into Lua on the hot path. A light userdata a script put there (the registry's keys are
+// the only ones it can reach) points at a static or an allocation of at least a pointer's size,
+// so reading its first word is safe, and it never holds the tag.
 static bk_function *bk_tofunction(lua_State *L, int idx) {
     bk_function *f = (bk_function *)lua_touserdata(L, idx);
-    if (f == NULL || lua_type(L, idx) != LUA_TUSERDATA || lua_rawlen(L, idx) != sizeof(bk_function) ||
-        f->tag != &bk_function_tag)
-        return NULL;
+    if (__builtin_expect(f == NULL || f->tag != &bk_function_tag, 0)) return NULL;
     return f;
 }
 
@@ -203,8 +204,8 @@ int bk_trampoline(lua_State *L) {
     bk_runtime *rt = f->rt;
     if (rt->closing && !(f->flags & BK_FUNCTION_AT_CLOSE))
         return luaL_error(L, "cannot call '%s' while the Lua state is closing", lua_tostring(L, lua_upvalueindex(2)));
-    // This frame's place on the C stack: the frame address, not a local's, which AddressSanitizer
-    // may move to its heap "fake stack" (use-after-return checks), breaking the ordering.
+    // This frame's place on the real C stack (a local's address may be on AddressSanitizer's fake
+    // stack, which is not ordered).
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     bk_frame_resync(rt, here);
     if (bk_frame_count >= BK_MAX_NESTING) return luaL_error(L, "C stack overflow (bk calls nested too deeply)");
@@ -279,42 +280,44 @@ void bk_pushswiftfunction(lua_State *L, bk_runtime *rt, void *body, const char *
 // Calling into Lua
 // =====================================================================
 
+// Lua code called from Swift runs under the memory cap again (depth 0); on the way back the depth
+// and the frame records are restored as they were (a longjmp this call caught may have skipped
+// frames' exits).
+typedef struct bk_lua_entry {
+    bk_runtime *rt;
+    int frames;
+    int saved_swift;
+} bk_lua_entry;
+
+static bk_lua_entry bk_enter_lua(lua_State *L) {
+    bk_lua_entry entry = { bk_runtime_of(L), bk_frame_count, 0 };
+    if (entry.rt != NULL) {
+        entry.saved_swift = entry.rt->swift_depth;
+        entry.rt->swift_depth = 0;
+        entry.rt->pcall_depth++;
+    }
+    return entry;
+}
+
+static void bk_leave_lua(bk_lua_entry entry) {
+    bk_frame_count = entry.frames;
+    if (entry.rt != NULL) {
+        entry.rt->swift_depth = entry.saved_swift;
+        entry.rt->pcall_depth--;
+    }
+}
+
 int bk_pcall(lua_State *L, int nargs, int nresults, int msgh) {
-    // Lua code called from Swift runs under the memory cap again; restore on the way back, with
-    // the frame list as it was (a longjmp this call caught may have skipped frames' exits).
-    bk_runtime *rt = bk_runtime_of(L);
-    int frames = bk_frame_count;
-    int saved = 0;
-    if (rt != NULL) {
-        saved = rt->swift_depth;
-        rt->swift_depth = 0;
-        rt->pcall_depth++;
-    }
+    bk_lua_entry entry = bk_enter_lua(L);
     int status = lua_pcallk(L, nargs, nresults, msgh, 0, NULL);
-    bk_frame_count = frames;
-    if (rt != NULL) {
-        rt->swift_depth = saved;
-        rt->pcall_depth--;
-    }
+    bk_leave_lua(entry);
     return status;
 }
 
 int bk_resume(lua_State *co, lua_State *from, int nargs, int *nresults) {
-    // Same rule as bk_pcall: the coroutine's Lua code runs under the memory cap.
-    bk_runtime *rt = bk_runtime_of(co);
-    int frames = bk_frame_count;
-    int saved = 0;
-    if (rt != NULL) {
-        saved = rt->swift_depth;
-        rt->swift_depth = 0;
-        rt->pcall_depth++;
-    }
+    bk_lua_entry entry = bk_enter_lua(co);
     int status = lua_resume(co, from, nargs, nresults);
-    bk_frame_count = frames;
-    if (rt != NULL) {
-        rt->swift_depth = saved;
-        rt->pcall_depth--;
-    }
+    bk_leave_lua(entry);
     return status;
 }
 
@@ -326,8 +329,8 @@ int bk_resume(lua_State *co, lua_State *from, int nargs, int *nresults) {
 
 // A block's error leaves the helper unchanged (as from pcall or table.sort); its traceback is kept
 // on the side, for whoever reports the error later (bk.onError, bklua's top level).
-static const char bk_last_error_key = 0;      // registry[&key] = the error value last recorded
-static const char bk_last_traceback_key = 0;  // registry[&key] = its traceback (a string)
+static const void *const bk_last_error_key = NULL;      // registry[&key] = the error value last recorded
+static const void *const bk_last_traceback_key = NULL;  // registry[&key] = its traceback (a string)
 
 static void bk_pushtraceback(lua_State *L, int idx) {
     idx = lua_absindex(L, idx);
