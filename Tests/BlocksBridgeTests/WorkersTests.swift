@@ -79,7 +79,7 @@ final class PrivateThing: LuaBridged, LuaConvertible {
         let lua = try LuaState()
         lua.installGlobals()
         let counter = SharedCounter()
-        lua.setGlobal("counter", counter)
+        try lua.setGlobal("counter", counter)
         let result = try lua.run("""
             local w = bk.worker(function(c) return c:add(5), c end, counter)
             local n, back = w:result()
@@ -92,7 +92,7 @@ final class PrivateThing: LuaBridged, LuaConvertible {
     @Test func objectsNotMarkedShareableAreRefusedByName() throws {
         let lua = try LuaState()
         lua.installGlobals()
-        lua.setGlobal("thing", PrivateThing())
+        try lua.setGlobal("thing", PrivateThing())
         let reason = try lua.run("return select(2, bk.isTransferable(thing))", as: String.self)
         #expect(reason == "the value is a test.PrivateThing (not shareable between states)")
     }
