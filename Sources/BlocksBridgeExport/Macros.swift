@@ -1,16 +1,16 @@
 // `import BlocksBridgeExport` gives the macros and the whole bridge.
 @_exported import BlocksBridge
 
-/// Exports a type to Lua with no more code:
-/// - a class: its methods, properties, static members and initializers (`lua.register(Counter.self)`
-///   makes the global `Counter`; `Counter.new(...)` and `Counter(...)` construct);
-/// - a struct (Codable): crosses as a Lua table, both ways;
-/// - an enum with String or Int raw values: crosses as its raw values.
-/// Members it cannot export are compile-time errors naming the member and why; private members
-/// and those marked `@LuaIgnore` are left out.
-@attached(member, conformances: LuaExportable, LuaObservable,
-          names: named(luaClass), named(luaExportedType), named(luaObservers), arbitrary)
-@attached(extension, conformances: LuaExportable, LuaObservable, LuaEnum, LuaCodable)
+/// Exports a class to Lua: its methods, properties, static members and initializers
+/// (`lua.register(Counter.self)` makes the global `Counter`; `Counter.new(...)` and `Counter(...)`
+/// construct). The base exported class conforms to `LuaExportable`; an exported subclass names
+/// its superclass only. Members it cannot export are compile-time errors naming the member and
+/// why; private members and those marked `@LuaIgnore` are left out.
+///
+/// Values need no macro: an enum with String or Int raw values conforms to `LuaEnum`, a Codable
+/// struct to `LuaCodable`. (The macro adds no conformance itself: an extension macro attached to
+/// a subclass crashes Swift 6.3.)
+@attached(member, names: named(luaClass), named(luaExportedType), named(luaObservers), prefixed(luaExported_))
 public macro LuaExport() = #externalMacro(module: "BlocksBridgeMacros", type: "LuaExportMacro")
 
 /// Leaves a member of an `@LuaExport` type out of Lua.

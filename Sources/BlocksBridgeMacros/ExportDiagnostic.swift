@@ -5,7 +5,6 @@ import SwiftSyntax
 enum ExportDiagnostic {
     case notExportable(kind: String)
     case genericType
-    case enumWithoutRawValue(String)
     case asyncMember(String)
     case genericMember(String)
     case inoutParameter(member: String, parameter: String)
@@ -14,20 +13,18 @@ enum ExportDiagnostic {
     case opaqueType(member: String)
     case subscriptMember
     case tupleProperty
-    case untypedStaticProperty(String)
     case duplicateName(String, first: String, second: String)
     case severalConstructors(String)
     case badLuaName
     case conditionalMembers
+    case missingConformance(String)
 
     var message: String {
         switch self {
         case .notExportable(let kind):
-            return "@LuaExport applies to a class, a struct (Codable, crosses as a table) or an enum with String or Int raw values, not to \(kind)"
+            return "@LuaExport applies to classes, not to \(kind); an enum with String or Int raw values conforms to LuaEnum, a Codable struct or enum to LuaCodable"
         case .genericType:
             return "@LuaExport cannot export a generic class: Lua needs one concrete class (export a subclass or a wrapper)"
-        case .enumWithoutRawValue(let name):
-            return "enum '\(name)' needs String or Int raw values (or Codable) to cross to Lua"
         case .asyncMember(let name):
             return "'\(name)' is async: async methods need tasks, not yet supported; mark it @LuaIgnore"
         case .genericMember(let name):
@@ -44,14 +41,14 @@ enum ExportDiagnostic {
             return "subscripts are not exported (a Collection's integer subscript becomes __index); mark it @LuaIgnore"
         case .tupleProperty:
             return "a tuple pattern cannot be exported as a property; declare one property per name, or mark it @LuaIgnore"
-        case .untypedStaticProperty(let name):
-            return "static property '\(name)' needs a type annotation to be exported"
         case .duplicateName(let name, let first, let second):
             return "'\(first)' and '\(second)' would both be '\(name)' in Lua; rename one with @LuaName(\"...\") or mark it @LuaIgnore"
         case .severalConstructors(let name):
             return "initializer '\(name)' is a second constructor: Lua has no overloads; give it a name with @LuaName(\"...\") (a static function) or mark it @LuaIgnore"
         case .badLuaName:
             return "@LuaName needs a string literal Lua can use as a field name (letters, digits, '_', not a keyword)"
+        case .missingConformance(let name):
+            return "an exported class conforms to LuaExportable: write 'class \(name): LuaExportable' (a subclass of an exported class names its superclass first instead)"
         case .conditionalMembers:
             return "members inside #if are not exported by @LuaExport; move them out or into an extension"
         }
@@ -61,7 +58,6 @@ enum ExportDiagnostic {
         switch self {
         case .notExportable: "notExportable"
         case .genericType: "genericType"
-        case .enumWithoutRawValue: "enumWithoutRawValue"
         case .asyncMember: "asyncMember"
         case .genericMember: "genericMember"
         case .inoutParameter: "inoutParameter"
@@ -70,11 +66,11 @@ enum ExportDiagnostic {
         case .opaqueType: "opaqueType"
         case .subscriptMember: "subscriptMember"
         case .tupleProperty: "tupleProperty"
-        case .untypedStaticProperty: "untypedStaticProperty"
         case .duplicateName: "duplicateName"
         case .severalConstructors: "severalConstructors"
         case .badLuaName: "badLuaName"
         case .conditionalMembers: "conditionalMembers"
+        case .missingConformance: "missingConformance"
         }
     }
 

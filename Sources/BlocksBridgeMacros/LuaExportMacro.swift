@@ -3,8 +3,8 @@ import SwiftSyntax
 import SwiftSyntaxMacros
 
 /// `@LuaExport`: a class's methods, properties, statics and initializers as a `LuaClass` and a
-/// class table; a struct as a Codable table (`LuaCodable`); an enum as its raw values (`LuaEnum`).
-public struct LuaExportMacro: MemberMacro, ExtensionMacro {
+/// class table (`LuaExportedType`). Values take a conformance instead (`LuaEnum`, `LuaCodable`).
+public struct LuaExportMacro: MemberMacro {
     public static func expansion(
         of node: AttributeSyntax,
         providingMembersOf declaration: some DeclGroupSyntax,
@@ -21,10 +21,16 @@ public struct LuaExportMacro: MemberMacro, ExtensionMacro {
         }
         let name = classDecl.name.text
         let inherited = classDecl.inheritanceClause?.inheritedTypes.map(\.type.trimmedDescription) ?? []
-        // The compiler lists the protocols the class does not conform to yet: no LuaExportable
-        // means a superclass is exported, and this class overrides its Lua class.
-        let isSubclass = !protocols.contains { $0.trimmedDescription == "LuaExportable" }
-        let superclass = isSubclass ? inherited.first : nil
+        // The base exported class names LuaExportable; its subclasses inherit it and name their
+        // superclass first. (The macro cannot add the conformance: a macro-added conformance that
+        // a subclass inherits crashes Swift 6.3 when the subclass is expanded.)
+        let isBase = inherited.contains("LuaExportable")
+        if !isBase && (inherited.first.map { SuperclassGuess.knownProtocols.contains($0) } ?? true) {
+            context.diagnose(ExportDiagnostic.missingConformance(name).at(classDecl.name))
+            return []
+        }
+        let superclass = isBase ? nil : inherited.first
+        let isSubclass = superclass != nil
         let members = ExportedMembers(of: classDecl, inheritedNames: Set(inherited), in: context)
         checkDuplicates(members, context)
 
@@ -64,60 +70,20 @@ public struct LuaExportMacro: MemberMacro, ExtensionMacro {
             "\(raw: access)\(raw: override)class var luaClass: LuaClass { \(raw: storage).luaClass }",
             "\(raw: access)\(raw: override)class var luaExportedType: LuaExportedType { \(raw: storage) }",
         ]
-        let needsObservers = members.properties.contains(where: \.observed) && !members.declaresObservers
-            && protocols.contains { $0.trimmedDescription == "LuaObservable" }
-        if needsObservers {
-            result.append("\(raw: access)let luaObservers = LuaObservers()")
+        if !members.declaresObservers && !isSubclass {
+            // Every exported object can be observed; the observers are made on first use.
+            result.append("\(raw: access)lazy var luaObservers = LuaObservers()")
         }
         return result
     }
 
-    public static func expansion(
-        of node: AttributeSyntax,
-        attachedTo declaration: some DeclGroupSyntax,
-        providingExtensionsOf type: some TypeSyntaxProtocol,
-        conformingTo protocols: [TypeSyntax],
-        in context: some MacroExpansionContext
-    ) throws -> [ExtensionDeclSyntax] {
-        let wanted: [String]
-        if let classDecl = declaration.as(ClassDeclSyntax.self) {
-            guard classDecl.genericParameterClause == nil else { return [] }
-            let observes = classDecl.memberBlock.members.contains {
-                $0.decl.as(VariableDeclSyntax.self)?.attributes.has("LuaObserved") ?? false
-            }
-            wanted = observes ? ["LuaExportable", "LuaObservable"] : ["LuaExportable"]
-        } else if let enumDecl = declaration.as(EnumDeclSyntax.self) {
-            wanted = hasRawValues(enumDecl) ? ["LuaEnum"] : ["LuaCodable"]
-        } else if declaration.is(StructDeclSyntax.self) {
-            wanted = ["LuaCodable"]
-        } else {
-            return []  // diagnosed by the member expansion
-        }
-        let missing = wanted.filter { name in protocols.contains { $0.trimmedDescription == name } }
-        guard !missing.isEmpty else { return [] }
-        let decl: DeclSyntax = "extension \(type.trimmed): \(raw: missing.joined(separator: ", ")) {}"
-        return decl.as(ExtensionDeclSyntax.self).map { [$0] } ?? []
-    }
-
-    // MARK: Value types
-
     private static func checkValueType(_ declaration: some DeclGroupSyntax, _ context: some MacroExpansionContext) {
-        if let enumDecl = declaration.as(EnumDeclSyntax.self) {
-            let inherited = enumDecl.inheritanceClause?.inheritedTypes.map(\.type.trimmedDescription) ?? []
-            if !hasRawValues(enumDecl) && !inherited.contains("Codable") {
-                context.diagnose(ExportDiagnostic.enumWithoutRawValue(enumDecl.name.text).at(enumDecl.name))
-            }
-        } else if !declaration.is(StructDeclSyntax.self) {
-            let kind = declaration.is(ActorDeclSyntax.self) ? "an actor"
-                : declaration.is(ProtocolDeclSyntax.self) ? "a protocol"
-                : declaration.is(ExtensionDeclSyntax.self) ? "an extension" : "this declaration"
-            context.diagnose(ExportDiagnostic.notExportable(kind: kind).at(declaration.introducer))
-        }
-    }
-
-    private static func hasRawValues(_ enumDecl: EnumDeclSyntax) -> Bool {
-        let rawTypes: Set = ["String", "Int", "Int64", "Int32", "Int16", "Int8", "UInt8", "UInt16", "UInt32", "Double"]
-        return enumDecl.inheritanceClause?.inheritedTypes.contains { rawTypes.contains($0.type.trimmedDescription) } ?? false
+        let kind = declaration.is(StructDeclSyntax.self) ? "a struct"
+            : declaration.is(EnumDeclSyntax.self) ? "an enum"
+            : declaration.is(ActorDeclSyntax.self) ? "an actor"
+            : declaration.is(ProtocolDeclSyntax.self) ? "a protocol"
+            : declaration.is(ExtensionDeclSyntax.self) ? "an extension" : "this declaration"
+        context.diagnose(ExportDiagnostic.notExportable(kind: kind).at(declaration.introducer))
     }
 
     // MARK: Generated members

@@ -3,7 +3,7 @@ import BlocksBridgeExport
 
 /// A class exported with the macro alone.
 @LuaExport
-final class Counter {
+final class Counter: LuaExportable {
     var count = 0
     let name: String
     @LuaReadOnly var step = 1

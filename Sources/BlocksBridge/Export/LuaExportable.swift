@@ -3,7 +3,7 @@
 ///
 /// Hand-written `LuaBridged` classes with a `LuaClass` stay for special cases (raw stack
 /// functions, custom `__index`); an exported class needs nothing but the attribute.
-public protocol LuaExportable: LuaBridged, LuaConvertible {
+public protocol LuaExportable: LuaObservable, LuaConvertible {
     /// Everything the macro generated: overridden by an exported subclass.
     static var luaExportedType: LuaExportedType { get }
 }
