@@ -16,6 +16,8 @@ struct ExportedFunction {
     let result: String?     // nil for Void
     let throwing: Bool
     let node: Syntax
+    /// `name(label:_:)`, for messages.
+    var displayName: String = ""
 }
 
 struct ExportedProperty {
@@ -86,7 +88,8 @@ extension ExportedMembers {
                     generic: initializer.genericParameterClause != nil, node: Syntax(initializer), context) else { continue }
                 let failable = initializer.optionalMark != nil
                 exported = ExportedFunction(swiftName: "init", luaName: exported.luaName, parameters: exported.parameters,
-                                            result: failable ? "?" : "", throwing: exported.throwing, node: exported.node)
+                                            result: failable ? "?" : "", throwing: exported.throwing, node: exported.node,
+                                            displayName: exported.displayName)
                 if luaName == nil { constructors.append(exported) } else { namedConstructors.append(exported) }
             } else if let variable = decl.as(VariableDeclSyntax.self) {
                 let isLet = variable.bindingSpecifier.tokenKind == .keyword(.let)
@@ -153,7 +156,8 @@ extension ExportedMembers {
         guard valid else { return nil }
         let resultText = result.map(\.trimmedDescription).flatMap { ["Void", "()"].contains($0) ? nil : $0 }
         return ExportedFunction(swiftName: name, luaName: luaName, parameters: parameters, result: resultText,
-                                throwing: signature.effectSpecifiers?.throwsClause != nil, node: node)
+                                throwing: signature.effectSpecifiers?.throwsClause != nil, node: node,
+                                displayName: displayName)
     }
 }
 

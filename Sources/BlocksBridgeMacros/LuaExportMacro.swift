@@ -51,7 +51,7 @@ public struct LuaExportMacro: MemberMacro {
         }
         var staticMembers = constructors.prefix(1).map { constructor(name, $0, factory: "constructor") }
         for extra in constructors.dropFirst() {
-            context.diagnose(ExportDiagnostic.severalConstructors(extra.luaName == "new" ? "init" : extra.luaName).at(extra.node))
+            context.diagnose(ExportDiagnostic.severalConstructors(extra.displayName).at(extra.node))
         }
         staticMembers += members.namedConstructors.map { constructor(name, $0, factory: "function") }
         staticMembers += members.staticFunctions.map { staticFunction(name, $0) }
@@ -160,10 +160,10 @@ public struct LuaExportMacro: MemberMacro {
                 }
             }
         }
-        check(members.methods.map { ($0.luaName, $0.swiftName, $0.node) }
+        check(members.methods.map { ($0.luaName, $0.displayName, $0.node) }
               + members.properties.map { ($0.luaName, $0.swiftName, $0.node) })
-        check(members.staticFunctions.map { ($0.luaName, $0.swiftName, $0.node) }
-              + members.namedConstructors.map { ($0.luaName, "init", $0.node) }
+        check(members.staticFunctions.map { ($0.luaName, $0.displayName, $0.node) }
+              + members.namedConstructors.map { ($0.luaName, $0.displayName, $0.node) }
               + members.staticProperties.map { ($0.luaName, $0.swiftName, $0.node) })
     }
 }
