@@ -45,7 +45,12 @@ let package = Package(
             path: "Sources/CEdit",
             linkerSettings: [.linkedLibrary("edit")]
         ),
-        .executableTarget(name: "bklua", dependencies: ["BlocksBridge", "CLua", "CLuaShim", "CEdit"]),
+        // Resources/bk.lua links to library/bk.lua: `bklua --annotations` prints it.
+        .executableTarget(
+            name: "bklua",
+            dependencies: ["BlocksBridge", "CLua", "CLuaShim", "CEdit"],
+            resources: [.embedInCode("Resources/bk.lua")]
+        ),
         .executableTarget(
             name: "bkbench",
             dependencies: ["BlocksBridge", "CLua", "CLuaShim"],

@@ -9,6 +9,8 @@ public enum LuaAnnotationTypes {
 
     public static func name<T: LuaConvertible>(_ type: T.Type) -> String {
         if let annotated = type as? any LuaAnnotatedType.Type { return annotated.luaAnnotationType }
+        if let enumeration = type as? any (LuaEnum & CaseIterable).Type { return caseUnion(enumeration) }
+        if let enumeration = type as? any LuaEnum.Type { return rawName(enumeration) }
         if type == Int.self || type == Int64.self { return "integer" }
         // Not `luaClass.name`: a class's own members are annotated while its Lua class is built.
         if type is any LuaBridged.Type { return String(describing: type) }
@@ -16,6 +18,22 @@ public enum LuaAnnotationTypes {
         case "value": return "any"
         default: return type.luaTypeName
         }
+    }
+
+    private static func rawName<E: LuaEnum>(_ type: E.Type) -> String { name(E.RawValue.self) }
+
+    /// A union in parentheses, so that `?` and `[]` apply to all of it.
+    static func grouped<T: LuaConvertible>(_ type: T.Type) -> String {
+        let name = name(type)
+        return name.contains("|") ? "(\(name))" : name
+    }
+
+    /// `"eco"|"comfort"`: the raw values a CaseIterable enum accepts.
+    private static func caseUnion<E: LuaEnum & CaseIterable>(_ type: E.Type) -> String {
+        type.allCases.map { value in
+            if let string = value.rawValue as? String { return "\"\(string)\"" }
+            return "\(value.rawValue)"
+        }.joined(separator: "|")
     }
 }
 
@@ -25,11 +43,11 @@ public protocol LuaAnnotatedType {
 }
 
 extension Optional: LuaAnnotatedType where Wrapped: LuaConvertible {
-    public static var luaAnnotationType: String { LuaAnnotationTypes.name(Wrapped.self) + "?" }
+    public static var luaAnnotationType: String { LuaAnnotationTypes.grouped(Wrapped.self) + "?" }
 }
 
 extension Array: LuaAnnotatedType where Element: LuaConvertible {
-    public static var luaAnnotationType: String { LuaAnnotationTypes.name(Element.self) + "[]" }
+    public static var luaAnnotationType: String { LuaAnnotationTypes.grouped(Element.self) + "[]" }
 }
 
 extension Dictionary: LuaAnnotatedType where Key: LuaConvertible, Value: LuaConvertible {
