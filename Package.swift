@@ -53,7 +53,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "bkbench",
-            dependencies: ["BlocksBridge", "CLua", "CLuaShim"],
+            dependencies: ["BlocksBridge", "BlocksBridgeExport", "CLua", "CLuaShim"],
             path: "Benchmarks/bkbench"
         ),
         // An example host program: exposes a Swift object to a script (built and run by scripts/test).

@@ -29,6 +29,7 @@ do {
         try typedRegisteredFunctionBenchmark(calls: 10_000_000 / scale),
         try typedCallBenchmark(calls: 1_000_000 / scale),
     ] + (try collectionBenchmarks(count: 1_000_000 / scale))
+      + (try exportedClassBenchmarks(calls: 5_000_000 / scale))
     try runBenchmarks(benchmarks, rounds: rounds, filter: filter)
 } catch {
     print("bkbench: \(error)")

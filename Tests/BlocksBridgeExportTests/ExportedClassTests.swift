@@ -202,3 +202,12 @@ enum CounterError: Error, CustomStringConvertible {
         #expect(try lua.run("return c:merge(c) == c", as: Bool.self))
     }
 }
+
+extension ExportedClassTests {
+    @Test func badStaticPropertyValues() throws {
+        let lua = try LuaState()
+        lua.register(Counter.self)
+        #expect(luaError(lua, "Counter.created = 'x'") == "t:1: bad value for field 'created' (number expected, got string)")
+        #expect(try lua.run("return Counter.nope == nil", as: Bool.self))
+    }
+}
