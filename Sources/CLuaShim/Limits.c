@@ -15,11 +15,6 @@ static double bk_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static bk_runtime *bk_runtime_of(lua_State *L) {
-    void *ud = NULL;
-    return lua_getallocf(L, &ud) == bk_alloc ? (bk_runtime *)ud : NULL;
-}
-
 static int bk_hook_step(const bk_runtime *rt) {
     if (rt->instruction_limit > 0 && rt->instruction_limit < BK_HOOK_STEP)
         return (int)rt->instruction_limit;
@@ -33,8 +28,8 @@ static void bk_count_hook(lua_State *L, lua_Debug *ar) {
     if (rt->tripped == NULL) {
         int count = lua_gethookcount(L);
         rt->instructions_used += count;
-        if (__atomic_load_n(&rt->interrupted, __ATOMIC_RELAXED))
-            rt->tripped = "interrupted";
+        if (__atomic_exchange_n(&rt->interrupted, 0, __ATOMIC_RELAXED))
+            rt->tripped = "interrupted";  // consumed here, not by a reset: none is ever dropped
         else if (rt->instruction_limit > 0 && rt->instructions_used > rt->instruction_limit)
             rt->tripped = "instruction limit exceeded";
         else if (rt->deadline > 0 && bk_now() > rt->deadline)
@@ -63,7 +58,7 @@ void bk_sethooks(lua_State *L) {
 void bk_reset_limits(lua_State *L, bk_runtime *rt) {
     rt->instructions_used = 0;
     rt->tripped = NULL;
-    __atomic_store_n(&rt->interrupted, 0, __ATOMIC_RELAXED);
+    // `interrupted` is left alone: an interrupt asked for just before this run stops this run.
     rt->deadline = rt->time_limit > 0 ? bk_now() + rt->time_limit : 0;
     if (lua_gethook(L) == bk_count_hook) bk_sethooks(L);  // a tripped main thread counts by 1
 }

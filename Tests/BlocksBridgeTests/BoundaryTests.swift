@@ -97,21 +97,16 @@ private func makeState() throws -> LuaState {
             """)
         #expect(result.first?.description == "false")
         #expect(result.last?.description == "true")
-        do {
+        let custom = #expect(throws: LuaError.self) {
             try state.run("error(setmetatable({}, {__tostring = function() return 'custom' end}))")
-        } catch {
-            #expect(error.message == "custom")
         }
-        do {
-            try state.run("error({})")
-        } catch {
-            #expect(error.message == "(error object is a table value)")
-        }
-        do {
+        #expect(custom?.message == "custom")
+        let table = #expect(throws: LuaError.self) { try state.run("error({})") }
+        #expect(table?.message == "(error object is a table value)")
+        let nested = #expect(throws: LuaError.self) {
             try state.run("error(setmetatable({}, {__tostring = function() error('nested') end}))")
-        } catch {
-            #expect(error.message == "(error object is a table value)")
         }
+        #expect(nested?.message == "(error object is a table value)")
     }
 
     @Test func hundredThousandCallbackErrorsKeepStateUsableAndMemoryFlat() throws {

@@ -148,7 +148,8 @@ import CLua
     }
 
     @Test func interruptStopsAScriptFromAnotherThread() async throws {
-        let state = try LuaState(sandbox: Sandbox())
+        // The time limit only bounds the test if the interrupt were lost; it is far longer.
+        let state = try LuaState(sandbox: Sandbox(timeLimit: .seconds(20)))
         let handle = state.interruptHandle
         let thread = Thread {
             Thread.sleep(forTimeInterval: 0.05)
@@ -158,6 +159,13 @@ import CLua
         expectFailure(state, "while true do end", "interrupted")
         // The next run starts with the interrupt cleared.
         expectStillWorks(state)
+    }
+
+    @Test func interruptAskedForBeforeARunStopsThatRun() throws {
+        let state = try LuaState(sandbox: Sandbox(timeLimit: .seconds(20)))
+        state.interruptHandle.interrupt()  // nothing runs yet: the next run takes it
+        expectFailure(state, "while true do end", "interrupted")
+        expectStillWorks(state)  // consumed: the run after is not interrupted
     }
 
     @Test func safeLibrariesLeaveOutDangerousFunctions() throws {

@@ -15,12 +15,13 @@ local MATRIX = here .. "/badinput/matrix.lua"
 
 -- Runs a child with a memory ceiling (a runaway allocation fails instead of swapping) and a
 -- time ceiling (a hang fails instead of blocking the suite).
-local function child(args)
-  return shell(ULIMIT .. "timeout 120 " .. BKLUA .. " " .. MATRIX .. " " .. args)
+local function child(args, options)
+  local cap = options and options:find("MATRIX_MEMORY_CAP", 1, true) and "--memory-limit 512000000 " or ""
+  return shell(ULIMIT .. "timeout 120 " .. (options or "") .. BKLUA .. " " .. cap .. MATRIX .. " " .. args)
 end
 
-local function expectClean(args)
-  local out, code = child(args)
+local function expectClean(args, options)
+  local out, code = child(args, options)
   local reason = code == 124 and "hung (killed after 120 s)"
     or code >= 128 and ("crashed (signal " .. (code - 128) .. ")")
     or code ~= 0 and ("exited with " .. code) or nil
@@ -64,6 +65,12 @@ end
 table.sort(names)
 for _, name in ipairs(names) do
   test("bad input to bk." .. name, function() expectClean("function " .. name) end)
+end
+-- Again under a memory cap, with a block that trips it inside the helper (bklua --memory-limit).
+for _, name in ipairs(names) do
+  test("bad input to bk." .. name .. " under a memory cap", function()
+    expectClean("function " .. name, "env MATRIX_MEMORY_CAP=1 ")
+  end)
 end
 for _, class in ipairs(classes) do
   test("bad input to methods of " .. class, function() expectClean("class " .. string.format("%q", class)) end)

@@ -428,7 +428,7 @@ end)
 
 -- Errors --------------------------------------------------------------------------------------------
 
-test("a raising block stops the helper; the error keeps its traceback", function()
+test("a raising block stops the helper; its error reaches the caller unchanged", function()
   local calls = 0
   local okCall, err = pcall(bk.map, { 1, 2, 3 }, function(x)
     calls = calls + 1
@@ -437,9 +437,7 @@ test("a raising block stops the helper; the error keeps its traceback", function
   end)
   ok(not okCall)
   eq(calls, 2)
-  ok(err:find("boom at 2", 1, true), err)
-  ok(err:find("stack traceback:", 1, true), err)
-  ok(err:find("map'", 1, true), err)  -- the helper's frame is in the traceback
+  ok(err:match("^Tests/lua/test_collections%.lua:%d+: boom at 2$"), err)  -- as error() made it: no traceback added
 end)
 
 test("errors in blocks of every helper reach the caller", function()

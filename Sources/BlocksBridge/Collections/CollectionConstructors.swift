@@ -50,6 +50,7 @@ enum CollectionConstructors {
             for i in 0 ..< count {
                 stack.push(first + i)
                 stack.rawSet(1, i + 1)
+                if i & 0xFFF == 0 { try stack.checkMemoryBudget() }
             }
             return 1
         } else if !stack.isNoneOrNil(1) {
@@ -70,7 +71,7 @@ enum CollectionConstructors {
         }
         stack.top = 0
         stack.pushNewCollection(.indexSet, arrayCount: Int32(clamping: indexes.count))
-        stack.writeIndexSet(1, indexes)
+        try stack.writeIndexSet(1, indexes)
         return 1
     }
 

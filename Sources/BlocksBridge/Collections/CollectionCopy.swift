@@ -22,7 +22,7 @@ extension LuaStack {
             markSet(copy, kind: kind)
             pushMembers(of: copy)
             let members = top
-            let count = rawLength(copy)
+            let count = listCount(copy)
             var position: Int64 = 1
             while position <= count {
                 rawGet(copy, position)

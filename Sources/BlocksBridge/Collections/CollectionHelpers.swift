@@ -5,7 +5,7 @@ import CLuaShim
 ///
 /// Each checks its arguments, pushes one message handler, then runs the shared algorithm from
 /// `CollectionAlgorithms` over a `LuaCollection` walk, calling the block per element with
-/// `callBlock` (a block error stops the helper and reaches the caller with its traceback).
+/// `callBlock` (a block error stops the helper and reaches the caller unchanged).
 /// The hot simple helpers (each, map, reduce, select / reject without set membership) take the C
 /// fast path (`LuaBlock.drive`): measured, a protected call per element from Swift, or a Swift step
 /// per element called from the C driver, both cost ~1.5-2x a hand-written Lua loop.

@@ -88,7 +88,7 @@ extension LuaStack {
 
     /// The number of elements: `#c` for list kinds, the number of keys for dictionaries.
     func collectionCount(_ index: Int32, kind: CollectionKind) -> Int64 {
-        if kind.isList { return rawLength(index) }
+        if kind.isList { return listCount(index) }
         let index = absolute(index)
         var count: Int64 = 0
         pushNil()

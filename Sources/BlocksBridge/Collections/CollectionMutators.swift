@@ -45,7 +45,7 @@ enum CollectionMutators {
         // A hand-made table claiming to be a set may lack a membership table: then there is none to update.
         let hasMembers = kind.hasMembership ? stack.pushMembers(of: 1) : { stack.pushNil(); return false }()
         let members = stack.top
-        let count = stack.rawLength(1)
+        let count = stack.listCount(1)
         var written: Int64 = 0
         var visited: Int64 = 0
         do throws(LuaRaise) {
@@ -93,9 +93,10 @@ enum CollectionMutators {
             })
         case .set, .orderedSet, .indexSet:
             // Results first (a Lua list on the stack), then the rebuild.
-            stack.pushNewTable(arrayCount: Int32(clamping: stack.rawLength(1)))
+            let count = stack.listCount(1)
+            stack.pushNewTable(arrayCount: Int32(clamping: count))
             let results = stack.top
-            var count: Int64 = 0
+            var mapped: Int64 = 0
             try CollectionAlgorithms.map(walk, { (entry) throws(LuaRaise) in
                 try block.transform(entry)
                 stack.replaceNilWithNull()
@@ -103,24 +104,24 @@ enum CollectionMutators {
                     throw .argument(2, "block returned \(stack.describeIndex(-1)), non-negative integer expected")
                 }
             }, store: { _, _ in
-                count += 1
-                stack.rawSet(results, count)
+                mapped += 1
+                stack.rawSet(results, mapped)
             })
             if kind == .indexSet {
                 var indexes: [Int64] = []
-                indexes.reserveCapacity(Int(count))
-                for i in 0 ..< count {
+                indexes.reserveCapacity(LuaStack.sizeHint(mapped))
+                for i in 0 ..< mapped {
                     stack.rawGet(results, i + 1)
                     indexes.append(stack.indexValue(-1) ?? 0)
                     stack.pop()
                 }
-                stack.writeIndexSet(1, indexes)
+                try stack.writeIndexSet(1, indexes)
             } else {
-                stack.closeGap(1, written: 0, from: stack.rawLength(1) + 1, count: stack.rawLength(1))
+                stack.closeGap(1, written: 0, from: count + 1, count: count)
                 stack.markSet(1, kind: kind)
                 stack.pushMembers(of: 1)
                 let members = stack.top
-                for i in 0 ..< count {
+                for i in 0 ..< mapped {
                     stack.rawGet(results, i + 1)
                     stack.setAdd(1, members: members, value: stack.top)
                     stack.pop()

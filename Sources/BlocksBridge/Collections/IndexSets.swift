@@ -17,9 +17,9 @@ extension LuaStack {
     }
 
     /// Replaces the contents of the list at `table` with `indexes`, sorted and without duplicates.
-    func writeIndexSet(_ table: Int32, _ indexes: [Int64]) {
+    func writeIndexSet(_ table: Int32, _ indexes: [Int64]) throws(LuaRaise) {
         let table = absolute(table)
-        let old = rawLength(table)
+        let old = listCount(table)
         var written: Int64 = 0
         var last: Int64 = -1
         for value in indexes.sorted() where value != last {
@@ -27,6 +27,7 @@ extension LuaStack {
             push(value)
             rawSet(table, written)
             last = value
+            if written & 0xFFF == 0 { try checkMemoryBudget() }
         }
         var clear = written + 1
         while clear <= old {
@@ -60,7 +61,7 @@ extension LuaStack {
         let table = absolute(table)
         let (position, found) = indexSetSearch(table, value)
         if found { return false }
-        var i = rawLength(table)
+        var i = listCount(table)
         while i >= position {
             rawGet(table, i)
             rawSet(table, i + 1)
@@ -77,7 +78,7 @@ extension LuaStack {
         let table = absolute(table)
         let (position, found) = indexSetSearch(table, value)
         if !found { return false }
-        removePosition(table, position, count: rawLength(table))
+        removePosition(table, position, count: listCount(table))
         return true
     }
 }

@@ -3,7 +3,7 @@ import CLuaShim
 
 /// A block argument of a collection helper: the function's stack slot and the one message handler
 /// pushed for the whole helper call. Each call is protected (`callBlock`): an error stops the helper
-/// and reaches its caller with the block's traceback.
+/// and reaches its caller unchanged (its traceback is recorded for error reports).
 ///
 /// each / map / reduce, and select / reject on arrays and dictionaries, take the fast path instead:
 /// `drive` runs the whole walk in the C driver `bk_walk_run` under one protected call.
@@ -62,7 +62,7 @@ struct LuaBlock {
     /// the walk; see `bk_walk_run`), doing `action` (`BK_WALK_*`) with each answer: `prefix` is the
     /// accumulator (FOLD), `result` the result table and `null` a slot holding `bk.null` (MAP),
     /// `appended` the count of a list result (MAP, KEEP, DROP). A raising block stops the walk and
-    /// its error, with its traceback, is thrown to the helper's caller.
+    /// its error, unchanged, is thrown to the helper's caller.
     func drive(_ collection: LuaCollection, _ action: Int32, prefix: Int32 = 0, result: Int32 = 0,
                null: Int32 = 0, appended: Int64 = 0) throws(LuaRaise) {
         let keys = collection.kind.isList ? 0 : collection.pushKeys()

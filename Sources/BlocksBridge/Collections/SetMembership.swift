@@ -81,7 +81,7 @@ extension LuaStack {
         pushCopy(of: value)
         pushNil()
         rawSet(members)
-        let count = rawLength(set)
+        let count = listCount(set)
         var position: Int64 = 1
         while position <= count {
             rawGet(set, position)

@@ -11,7 +11,7 @@ enum EventNames {
             stack.rawSet(-3)
             return 1
         case .table:
-            let count = stack.rawLength(index)
+            let count = stack.listCount(index)
             stack.pushNewTable(recordCount: Int32(clamping: count))
             let set = stack.top
             for i in stride(from: 1, through: count, by: 1) {

@@ -242,7 +242,8 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         case nothing
         case run(BlockHandle, BlockBody)
         case dispatch(BlockHandle)
-        case fire(BlockTimer, TimerBody, releasing: Bool)
+        /// A repeating timer's body is nil: read when it runs, in case it was invalidated meanwhile.
+        case fire(BlockTimer, TimerBody?, releasing: Bool)
     }
 
     /// Decides what a due item does, under `mutex` (it is already off the heap).
@@ -275,7 +276,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         case .dispatch(let handle):
             dispatch(handle)
         case .fire(let timer, let body, let releasing):
-            timer.invoke(body, releasing: releasing, on: stack)
+            if let body = body ?? currentBody(of: timer) { timer.invoke(body, releasing: releasing, on: stack) }
         }
     }
 

@@ -29,13 +29,15 @@ extension Array: LuaConvertible where Element: LuaConvertible {
             stack.rawSet(-2, Int64(offset + 1))
         }
     }
-    /// A table's sequence `t[1] ... t[#t]` (raw length); nil if any element does not convert.
+    /// A table's sequence `t[1] ... t[n]`, up to its first nil (as `ipairs`; never sized from `#t`,
+    /// which a script can make 2^40); nil if any element does not convert, including the nil of a
+    /// hole before `#t` when `Element` cannot be nil.
     public static func read(from stack: LuaStack, at index: Int32) -> [Element]? {
         guard stack.type(at: index) == .table, stack.ensureSpace(2) else { return nil }
         let table = stack.absolute(index)
-        let count = stack.rawLength(table)
+        let count = stack.listCount(table)
         var result: [Element] = []
-        result.reserveCapacity(Int(clamping: count))
+        result.reserveCapacity(LuaStack.sizeHint(count))
         var i: Int64 = 1
         while i <= count {
             stack.rawGet(table, i)
@@ -44,6 +46,12 @@ extension Array: LuaConvertible where Element: LuaConvertible {
             guard let element else { return nil }
             result.append(element)
             i += 1
+        }
+        if stack.rawLength(table) > count {  // a hole before the border
+            stack.pushNil()
+            let nilConverts = Element.read(from: stack, at: -1) != nil
+            stack.pop()
+            if !nilConverts { return nil }
         }
         return result
     }
@@ -54,7 +62,9 @@ extension Array: LuaConvertible where Element: LuaConvertible {
         guard stack.type(at: index) == .table, stack.ensureSpace(2) else { throw .type(index, expected: "table") }
         let table = stack.absolute(index)
         var i: Int64 = 1
-        while i <= stack.rawLength(table) {
+        let elements = stack.listCount(table)
+        let count = stack.rawLength(table) > elements ? elements + 1 : elements  // + 1: a hole's nil
+        while i <= count {
             let elementType = stack.rawGet(table, i)
             let converts = Element.read(from: stack, at: -1) != nil
             stack.pop()

@@ -17,7 +17,10 @@ enum LuaModuleEntry {
             lua_pushstring(L, "bk: cannot create the bridge state")
             return -1
         }
+        // Swift runs until this returns; then the interpreter's Lua code (depth 0) goes on.
+        runtime.pointee.swift_depth = 1
         BKModule.pushModule(on: LuaStack(L, runtime))
+        runtime.pointee.swift_depth = 0
         return 1
     }
 
@@ -30,13 +33,27 @@ enum LuaModuleEntry {
 
     private static func anchoredSlot(_ main: OpaquePointer) -> UnsafeMutablePointer<Unmanaged<AnyObject>?>? {
         defer { bk_pop(main, 1) }
-        guard bk_rawgetfield(main, LuaStack.registryIndex, anchorKey) == LUA_TUSERDATA,
-              let block = lua_touserdata(main, -1) else { return nil }
-        return block.assumingMemoryBound(to: Unmanaged<AnyObject>?.self)
+        bk_rawgetfield(main, LuaStack.registryIndex, anchorKey)
+        return slot(main, -1)
+    }
+
+    /// The slot of the anchor userdata at `index`, checked by size and metatable identity (a
+    /// script with `debug` can put any value in the registry or call the anchor's `__gc`).
+    static func slot(_ L: OpaquePointer, _ index: Int32) -> UnsafeMutablePointer<Unmanaged<AnyObject>?>? {
+        guard lua_type(L, index) == LUA_TUSERDATA,
+              lua_rawlen(L, index) == MemoryLayout<Unmanaged<AnyObject>?>.size,
+              let block = lua_touserdata(L, index), lua_getmetatable(L, index) != 0 else { return nil }
+        let isAnchor = bk_getmetatable_named(L, anchorMetatable) == LUA_TTABLE && lua_rawequal(L, -1, -2) != 0
+        bk_pop(L, 2)
+        return isAnchor ? block.assumingMemoryBound(to: Unmanaged<AnyObject>?.self) : nil
     }
 
     /// Makes the borrowing state and anchors it in the registry.
     private static func anchor(_ main: OpaquePointer) -> UnsafeMutablePointer<bk_runtime>? {
+        // The allocator first: every allocation below is made by Swift and must not fail.
+        let storage = LuaRuntimeStorage()
+        bk_adopt_allocator(main, storage.pointer)
+        storage.pointer.pointee.swift_depth = 1
         guard let block = lua_newuserdatauv(main, MemoryLayout<Unmanaged<AnyObject>?>.size, 0) else {
             return nil
         }
@@ -49,7 +66,7 @@ enum LuaModuleEntry {
         lua_setmetatable(main, -2)
         bk_rawsetfield(main, LuaStack.registryIndex, anchorKey)
         // The userdata (with its __gc) exists before the state's own objects: finalized last.
-        let state = LuaState(borrowing: main)
+        let state = LuaState(borrowing: main, storage: storage)
         slot.pointee = Unmanaged.passRetained(state as AnyObject)
         // The interpreter runs Lua on this thread without going through the bridge's entry points,
         // so this thread holds the state from now on, as bklua's does while it runs: background
@@ -60,13 +77,16 @@ enum LuaModuleEntry {
     }
 }
 
-/// `__gc` of the anchor: releases the borrowing state when the interpreter closes.
+/// `__gc` of the anchor: releases the borrowing state when the interpreter closes. Checks that 1
+/// is the anchor (a script with `debug` can call this function with any value).
 private func releaseAnchor(_ L: OpaquePointer?) -> Int32 {
-    guard let L, let block = lua_touserdata(L, 1) else { return 0 }
-    let slot = block.assumingMemoryBound(to: Unmanaged<AnyObject>?.self)
-    let object = slot.pointee
+    guard let L, let slot = LuaModuleEntry.slot(L, 1) else { return 0 }
+    guard let object = slot.pointee else { return 0 }
     slot.pointee = nil
-    object?.release()
+    // Finalizers that run after this one (of objects made before `require "bk"`) must not reach
+    // the released state: every bk function refuses from now on.
+    (object.takeUnretainedValue() as? LuaState)?.runtime.pointee.closing = 1
+    object.release()
     return 0
 }
 

@@ -3,10 +3,12 @@ import CLuaShim
 
 /// Protected calls: the only way Swift enters Lua.
 extension LuaStack {
-    /// Pushes the bridge's message handler (appends a traceback to string errors, once) and returns
-    /// its index. Push it once and reuse it for many calls (a helper calling a block per element).
+    /// Pushes the message handler for blocks and returns its index: the error value stays as the
+    /// block raised it (a helper passes it on unchanged, as `pcall` or `table.sort` would) and its
+    /// traceback is recorded for whoever reports it later. Push it once and reuse it for many calls
+    /// (a helper calling a block per element).
     public func pushMessageHandler() -> Int32 {
-        bk_pushcfunction(L, bk_traceback)
+        bk_pushcfunction(L, bk_recordtraceback)
         return lua_gettop(L)
     }
 
@@ -17,7 +19,7 @@ extension LuaStack {
     }
 
     /// Calls a block from inside an exported function: a failure leaves the error on top and
-    /// throws `.valueOnTop`, so the error reaches the helper's caller with its traceback.
+    /// throws `.valueOnTop`, so the error reaches the helper's caller unchanged.
     @inlinable public func callBlock(arguments: Int32, results: Int32, handler: Int32) throws(LuaRaise) {
         if bk_pcall(L, arguments, results, handler) != LUA_OK { throw .valueOnTop }
     }

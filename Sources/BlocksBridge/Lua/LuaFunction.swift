@@ -35,9 +35,10 @@ func releaseExportedFunction(_ body: UnsafeMutableRawPointer?) {
 
 extension LuaStack {
     /// Pushes a Lua function that runs `body`. `name` is the name argument errors use.
-    public func push(function name: String, _ body: @escaping LuaFunction) {
+    /// `runsAtClose`: it may run while the state closes (finalizers); others raise then.
+    public func push(function name: String, runsAtClose: Bool = false, _ body: @escaping LuaFunction) {
         let box = Unmanaged.passRetained(ExportedFunction(body)).toOpaque()
-        bk_pushswiftfunction(L, runtime, box, name)
+        bk_pushswiftfunction(L, runtime, box, name, runsAtClose ? BK_FUNCTION_AT_CLOSE : 0)
     }
 
     /// Lays out on the stack what the trampoline needs to raise `error`; returns its status code.

@@ -59,8 +59,20 @@ public struct LuaProperty: Sendable {
     }
 }
 
-/// The userdata block: one retained reference to the Swift object.
-private typealias ObjectSlot = UnsafeMutablePointer<Unmanaged<AnyObject>?>
+/// The userdata block of a bridged object: a tag, then one retained reference to the Swift object.
+///
+/// The tag is what tells a bridged userdata from any other: scripts can give a userdata any
+/// metatable (`debug.setmetatable`) or set any field of one, but never write its bytes, so a FILE
+/// handle dressed as a `bk.Timer` is still not read as a Swift object.
+struct BridgedObjectBlock {
+    // Immutable: an address that nothing ever writes through, only compares.
+    nonisolated(unsafe) static let tag: UnsafeRawPointer = {
+        let pointer = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+        return UnsafeRawPointer(pointer)
+    }()
+    var tag: UnsafeRawPointer
+    var object: Unmanaged<AnyObject>?
+}
 
 extension LuaStack {
     static let identityCacheKey = "bk.objects"
@@ -77,13 +89,7 @@ extension LuaStack {
             return
         }
         pop()
-        guard let block = lua_newuserdatauv(L, MemoryLayout<Unmanaged<AnyObject>?>.size, 1) else {
-            pop()
-            pushNil()
-            return
-        }
-        let slot = block.bindMemory(to: Unmanaged<AnyObject>?.self, capacity: 1)
-        slot.initialize(to: Unmanaged.passRetained(object as AnyObject))
+        pushNewBridgedBlock(object)
         pushMetatable(for: Swift.type(of: object).luaClass)
         setMetatable(of: -2)
         push(lightUserdata: identity)
@@ -96,25 +102,35 @@ extension LuaStack {
     /// pushed exactly once (a handle returned by the call that made it), where keeping the cache
     /// entry would cost more than the object. Pushing it again makes a second, unequal userdata.
     public func push<T: LuaBridged>(newObject object: T) {
-        guard let block = lua_newuserdatauv(L, MemoryLayout<Unmanaged<AnyObject>?>.size, 1) else {
-            pushNil()
-            return
-        }
-        let slot = block.bindMemory(to: Unmanaged<AnyObject>?.self, capacity: 1)
-        slot.initialize(to: Unmanaged.passRetained(object as AnyObject))
+        pushNewBridgedBlock(object)
         pushMetatable(for: Swift.type(of: object).luaClass)
         setMetatable(of: -2)
     }
 
+    /// Pushes a new userdata holding a retained `object` (no metatable yet).
+    private func pushNewBridgedBlock(_ object: AnyObject) {
+        let block = lua_newuserdatauv(L, MemoryLayout<BridgedObjectBlock>.size, 1)
+        block?.bindMemory(to: BridgedObjectBlock.self, capacity: 1)
+            .initialize(to: BridgedObjectBlock(tag: BridgedObjectBlock.tag, object: Unmanaged.passRetained(object)))
+    }
+
+    /// The block of the bridged userdata at `index`, recognised by its size and tag (never by a
+    /// metatable field); nil for any other value.
+    func bridgedBlock(at index: Int32) -> UnsafeMutablePointer<BridgedObjectBlock>? {
+        guard lua_type(L, index) == LUA_TUSERDATA, lua_rawlen(L, index) == MemoryLayout<BridgedObjectBlock>.size,
+              let raw = toUserdata(index) else { return nil }
+        let block = raw.assumingMemoryBound(to: BridgedObjectBlock.self)
+        return block.pointee.tag == BridgedObjectBlock.tag ? block : nil
+    }
+
     /// The object at `index` if it is a userdata of `T`'s class, or of a subclass of `T`.
     public func toObject<T: LuaBridged>(_ type: T.Type, at index: Int32) -> T? {
-        guard lua_type(L, index) == LUA_TUSERDATA, pushMetatable(of: index) else { return nil }
+        guard let block = bridgedBlock(at: index), pushMetatable(of: index) else { return nil }
         rawGet(LuaStack.registryIndex, field: T.luaClass.name)  // no C string copy (the registry has no metatable)
         let matches = rawEqual(-1, -2)
         pop(2)
         guard matches else { return bridgedObject(at: index) as? T }  // a subclass's userdata
-        guard let block = toUserdata(index) else { return nil }
-        return block.assumingMemoryBound(to: Unmanaged<AnyObject>?.self).pointee?.takeUnretainedValue() as? T
+        return block.pointee.object?.takeUnretainedValue() as? T
     }
 
     /// The object at `index`, or a type error naming its class.
@@ -125,11 +141,7 @@ extension LuaStack {
 
     /// The Swift object behind any bridged userdata at `index`, whatever its class.
     public func bridgedObject(at index: Int32) -> AnyObject? {
-        guard lua_type(L, index) == LUA_TUSERDATA, pushMetatable(of: index) else { return nil }
-        let isBridged = rawGet(-1, field: "__bkclass") == .boolean
-        pop(2)
-        guard isBridged, let block = toUserdata(index) else { return nil }
-        return block.assumingMemoryBound(to: Unmanaged<AnyObject>?.self).pointee?.takeUnretainedValue()
+        bridgedBlock(at: index)?.pointee.object?.takeUnretainedValue()
     }
 
     private func pushIdentityCache() {
@@ -150,8 +162,6 @@ extension LuaStack {
         let meta = top
         push(cls.name)
         rawSet(meta, field: "__name")
-        push(true)
-        rawSet(meta, field: "__bkclass")
         push(false)
         rawSet(meta, field: "__metatable")
 
@@ -176,11 +186,10 @@ extension LuaStack {
             try LuaStack.newIndexBridged(stack, cls)
         }
         rawSet(meta, field: "__newindex")
-        push(function: "__gc") { stack in
-            if let block = stack.toUserdata(1) {
-                let slot = block.assumingMemoryBound(to: Unmanaged<AnyObject>?.self)
-                let object = slot.pointee
-                slot.pointee = nil
+        push(function: "__gc", runsAtClose: true) { stack in
+            if let block = stack.bridgedBlock(at: 1) {
+                let object = block.pointee.object
+                block.pointee.object = nil
                 object?.release()
             }
             return 0
@@ -195,8 +204,7 @@ extension LuaStack {
     }
 
     private static func object(_ stack: LuaStack) -> AnyObject? {
-        guard let block = stack.toUserdata(1) else { return nil }
-        return block.assumingMemoryBound(to: Unmanaged<AnyObject>?.self).pointee?.takeUnretainedValue()
+        stack.bridgedObject(at: 1)
     }
 
     private static func indexBridged(_ stack: LuaStack, _ cls: LuaClass) throws(LuaRaise) -> Int32 {
@@ -209,8 +217,7 @@ extension LuaStack {
             guard let object = object(stack), try element(object, stack, i) else { return 0 }
             return 1
         }
-        guard stack.pushMetatable(of: 1) else { return 0 }
-        stack.rawGet(-1, field: "methods")
+        guard stack.pushMetatable(of: 1), stack.rawGet(-1, field: "methods") == .table else { return 0 }
         stack.pushCopy(of: 2)
         stack.rawGet(-2)
         return 1

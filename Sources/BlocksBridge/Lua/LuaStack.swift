@@ -71,9 +71,27 @@ public struct LuaStack {
         _ = lua_pushlstring(L, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count)
     }
     @inlinable public func push(lightUserdata pointer: UnsafeMutableRawPointer?) { lua_pushlightuserdata(L, pointer) }
+    /// Pushes a new table pre-sized for the counts, each clamped to `maximumSizeHint` (a count
+    /// taken from a script's `#t` can be 2^40; past the hint the table grows as it fills). [-0, +1]
     @inlinable public func pushNewTable(arrayCount: Int32 = 0, recordCount: Int32 = 0) {
-        lua_createtable(L, arrayCount, recordCount)
+        lua_createtable(L, min(arrayCount, Self.maximumSizeHint), min(recordCount, Self.maximumSizeHint))
     }
+
+    /// Throws Lua's "not enough memory" when the state is over its memory cap. Allocations made in
+    /// Swift over-commit (they must not fail), so a loop that builds something big from a script's
+    /// numbers calls this every few thousand steps: the cap then holds within a small factor.
+    public func checkMemoryBudget() throws(LuaRaise) {
+        let limit = runtime.pointee.memory_limit
+        guard limit != 0, runtime.pointee.bytes_in_use > limit else { return }
+        push("not enough memory")
+        throw .valueOnTop
+    }
+
+    /// The largest size any pre-allocation takes from a count a script controls.
+    public static let maximumSizeHint: Int32 = 1 << 14
+
+    /// `count` as a capacity to reserve: clamped to `maximumSizeHint` (never trust `#t` for a size).
+    @inlinable public static func sizeHint(_ count: Int64) -> Int { Int(min(max(count, 0), Int64(maximumSizeHint))) }
     @inlinable public func pushGlobalTable() { _ = lua_rawgeti(L, bk_registryindex(), lua_Integer(LUA_RIDX_GLOBALS)) }
 
     // MARK: Reading (never raises, never converts in place except strings from numbers)
@@ -137,7 +155,23 @@ public struct LuaStack {
         lua_rawset(L, t)
     }
 
+    /// `#t` without metamethods: a border, which a script can make 2^40 with a few keys. Use it
+    /// for O(1) work only (appending, a binary search); loops use `listCount`.
     @inlinable public func rawLength(_ index: Int32) -> Int64 { Int64(bk_rawlen(L, index)) }
+
+    /// The number of elements of the list at `index` as the helpers see it: positions `1 ... n`
+    /// up to the first nil, at most `#t`. Costs one raw read per element, like the loop it bounds.
+    public func listCount(_ index: Int32) -> Int64 {
+        let border = rawLength(index)
+        var count: Int64 = 0
+        while count < border {
+            let isNil = lua_rawgeti(L, index, lua_Integer(count + 1)) == LUA_TNIL
+            pop()
+            if isNil { break }
+            count += 1
+        }
+        return count
+    }
     @inlinable public func rawEqual(_ a: Int32, _ b: Int32) -> Bool { lua_rawequal(L, a, b) != 0 }
 
     /// `lua_next`: pops a key, pushes the next key and value; false at the end.

@@ -40,14 +40,21 @@ public final class LuaState {
     }
 
     /// A bridge state over a `lua_State` someone else made and will close (stock `lua5.4` loading
-    /// `bk.so`): installs the `bk` module in it and owns nothing. Lua's own allocator stays, so
-    /// there is no memory cap. The caller keeps this object alive as long as Lua may call `bk`.
-    public init(borrowing L: OpaquePointer) {
+    /// `bk.so`): installs the `bk` module in it and owns nothing. `bk_alloc` is put in front of
+    /// the state's own allocator (so Swift's allocations cannot fail), with no memory cap. The caller keeps this object alive as long as Lua may call `bk`.
+    public convenience init(borrowing L: OpaquePointer) {
         // The state lives on after this object: `bk` functions still hold the runtime pointer,
         // so it is never freed.
-        let storage = LuaRuntimeStorage()
+        self.init(borrowing: L, storage: LuaRuntimeStorage())
+    }
+
+    /// `init(borrowing:)` with a runtime already made (bk.so adopts the allocator first).
+    init(borrowing L: OpaquePointer, storage: LuaRuntimeStorage) {
         _ = Unmanaged.passRetained(storage)
         let runtime = storage.pointer
+        // Swift runs here: allocations must not fail (bk_alloc in front of the state's allocator).
+        bk_adopt_allocator(L, runtime)
+        runtime.pointee.swift_depth = 1
         self.L = bk_mainthread(L) ?? L
         self.runtime = runtime
         self.runtimeStorage = storage
@@ -67,10 +74,15 @@ public final class LuaState {
     }
 
     deinit {
+        // From here on no exported function runs (finalizers calling bk get a Lua error), so
+        // nothing reaches the extensions (the loop) once they are gone.
+        lock.lock()
+        runtime.pointee.closing = 1
         for object in extensions.values { (object as? LuaStateExtension)?.stateWillClose() }
         extensions.removeAll()
         if ownsState { lua_close(L) }
         runtime.pointee.swift_state = nil
+        lock.unlock()
         // A borrowed state lives on; this thread held its lock for the interpreter (see init).
         if !ownsState, lock.isHeldByCurrentThread { lock.unlock() }
     }
@@ -156,9 +168,11 @@ final class LuaRuntimeStorage: @unchecked Sendable {
     init() {
         pointer = UnsafeMutablePointer<bk_runtime>.allocate(capacity: 1)
         pointer.initialize(to: bk_runtime())
+        bk_runtime_init(pointer)
     }
 
     deinit {
+        bk_runtime_destroy(pointer)
         pointer.deinitialize(count: 1)
         pointer.deallocate()
     }

@@ -113,7 +113,7 @@ extension Observation {
             try checkKeyPath(stack, index)
             return 1
         }
-        let count = stack.rawLength(index)
+        let count = stack.listCount(index)
         try stack.argCheck(count > 0, index, "key list is empty")
         for i in 1 ... count {
             stack.rawGet(index, i)

@@ -89,7 +89,7 @@ enum Observation {
         let options = stack.top
         if stack.isNoneOrNil(index) { return }
         try stack.checkTable(index)
-        let count = stack.rawLength(index)
+        let count = stack.listCount(index)
         if count > 0 {
             for i in 1 ... count {
                 stack.rawGet(index, i)
@@ -110,7 +110,7 @@ enum Observation {
         try checkObservable(stack, 1)
         if multi {
             try stack.checkTable(2)
-            let count = stack.rawLength(2)
+            let count = stack.listCount(2)
             try stack.argCheck(count > 0, 2, "key path list is empty")
         } else {
             try checkKeyPath(stack, 2)
@@ -152,7 +152,7 @@ enum Observation {
             stack.rawSet(-2, 1)
             return
         }
-        let count = stack.rawLength(2)
+        let count = stack.listCount(2)
         stack.pushNewTable(arrayCount: Int32(clamping: count))
         let list = stack.top
         for i in 1 ... count {

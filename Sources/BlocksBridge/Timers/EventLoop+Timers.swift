@@ -57,23 +57,37 @@ extension EventLoop {
     }
 
     func fire(_ timer: BlockTimer) {
-        mutex.lock()
-        guard timer.valid else {
-            mutex.unlock()
-            return
-        }
-        let body = timer.body
-        if !timer.repeats {
-            timer.valid = false
-            heap.remove(timer)
-            timer.body = .none
-        }
-        mutex.unlock()
-        if case .swift = body {
-            timer.invoke(body, releasing: false, on: nil)
+        let isSwift = mutex.withLock { if case .swift = timer.body { true } else { false } }
+        if isSwift {
+            if let body = takeBodyToFire(timer) { timer.invoke(body, releasing: false, on: nil) }
         } else {
-            _ = withLua { stack in timer.invoke(body, releasing: !timer.repeats, on: stack) }
+            // The body is read holding the state: a Lua body's registry slot cannot be released
+            // (and reused by another function) between the validity check and the call.
+            _ = withLua { stack in
+                if let body = takeBodyToFire(timer) { timer.invoke(body, releasing: !timer.repeats, on: stack) }
+            }
         }
+    }
+
+    /// The body to run for `fire` when the timer is still valid (a non-repeating timer is
+    /// invalidated and gives its body up), else nil.
+    private func takeBodyToFire(_ timer: BlockTimer) -> TimerBody? {
+        mutex.withLock {
+            guard timer.valid else { return nil }
+            let body = timer.body
+            if !timer.repeats {
+                timer.valid = false
+                heap.remove(timer)
+                timer.body = .none
+            }
+            return body
+        }
+    }
+
+    /// The body of a due repeating timer, read again when it is about to run (the state is held):
+    /// nil when it was invalidated since it became due.
+    func currentBody(of timer: BlockTimer) -> TimerBody? {
+        mutex.withLock { timer.valid ? timer.body : nil }
     }
 
     /// A timer taken off the heap because it is due (under `mutex`): a repeating one goes back on
@@ -86,11 +100,11 @@ extension EventLoop {
             let late = now >= timer.deadline ? now - timer.deadline : 0
             let next = timer.deadline &+ (late / interval + 1) &* interval
             _ = insertLocked(timer, deadline: next)
-            return .fire(timer, timer.body, releasing: false)
+            return .fire(timer, nil, releasing: false)  // the body is read when it runs
         }
         timer.valid = false
         let body = timer.body
         timer.body = .none
-        return .fire(timer, body, releasing: true)
+        return .fire(timer, body, releasing: true)  // the body is the action's now: no one else frees it
     }
 }

@@ -2,13 +2,17 @@
 //
 // Two jobs:
 //  1. Lua's macros that Swift cannot import, as small inline functions (bk_pop, bk_newtable, ...).
-//  2. The rule that no Lua error ever longjmps through a Swift frame:
+//  2. The rule that no Lua error ever longjmps through a Swift frame (Boundary.c):
 //     - Swift functions exported to Lua run behind `bk_trampoline`, a C function that calls the
 //       Swift body, and raises (lua_error) only after the Swift frame has returned, from the status
 //       the body returned.
 //     - Swift enters Lua only through `bk_pcall` (a protected call).
 //     - Allocations made while a Swift frame is live never fail (see bk_runtime): a memory cap is
-//       enforced once control is back in Lua, so an out-of-memory error cannot start inside Swift.
+//       enforced once control is back in Lua, and an emergency reserve is given back when the
+//       system itself is out of memory, so an out-of-memory error cannot start inside Swift.
+// The files: Boundary.c (allocator, trampoline, protected calls, error values), Walk.c (the
+// collections' walk driver), Limits.c (sandbox limits), ModuleEntry.c (bk.so's luaopen_bk),
+// Console.c (panic, warnings, stdio), Loop.c (the event loop's system calls).
 #ifndef CLUASHIM_H
 #define CLUASHIM_H
 
@@ -35,11 +39,28 @@ typedef struct bk_runtime {
     double deadline;              // monotonic seconds; 0: none
     const char *tripped;          // the limit that stopped the script (sticky until reset), or NULL
     int pcall_depth;              // protected calls from Swift into Lua currently running
+    int closing;                  // the state is closing: exported functions refuse to run
+    // Allocation (Boundary.c).
+    lua_Alloc base_alloc;         // an adopted state's own allocator (bk.so), or NULL: realloc/free
+    void *base_ud;
+    void *reserve;                // emergency reserve, freed when an allocation inside Swift fails
+    int reserve_spent;            // the reserve was used: the trampoline raises "not enough memory"
 } bk_runtime;
 
-/// The allocator of states created by the bridge: counts bytes and enforces `memory_limit`,
-/// except while Swift code runs (then it over-commits and the trampoline raises afterwards).
+/// Initialises a runtime (zeroed, with its emergency reserve) / frees what it holds.
+void bk_runtime_init(bk_runtime *rt);
+void bk_runtime_destroy(bk_runtime *rt);
+
+/// The allocator of bridge states: counts bytes and enforces `memory_limit`, except while Swift
+/// code runs (then it over-commits, falls back on the reserve, and the trampoline raises afterwards).
 void *bk_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+
+/// Puts bk_alloc in front of the allocator of a state the bridge did not create (stock lua5.4
+/// loading bk.so), so the same rule holds there. Does nothing when it is there already.
+void bk_adopt_allocator(lua_State *L, bk_runtime *rt);
+
+/// The runtime of the state `L` belongs to, when it allocates through bk_alloc; else NULL.
+bk_runtime *bk_runtime_of(lua_State *L);
 
 // MARK: - Status codes a Swift body returns to the trampoline
 
@@ -57,9 +78,13 @@ extern void bk_swift_release(void *body);
 /// The lua_CFunction behind every exported Swift function.
 int bk_trampoline(lua_State *L);
 
+/// The function may run while the state closes (the `__gc` of bridged objects); every other one
+/// raises "cannot call 'name' while the Lua state is closing" then.
+#define BK_FUNCTION_AT_CLOSE 1
+
 /// Pushes a Lua function whose body is the Swift box `body` (already retained; released by __gc).
-/// `name` is used in argument error messages ("bad argument #2 to 'name' ...").
-void bk_pushswiftfunction(lua_State *L, bk_runtime *rt, void *body, const char *name);
+/// `name` is used in argument error messages ("bad argument #2 to 'name' ..."); `flags`: BK_FUNCTION_*.
+void bk_pushswiftfunction(lua_State *L, bk_runtime *rt, void *body, const char *name, int flags);
 
 /// Protected call that keeps the allocation rule: Lua code called from Swift may fail to allocate.
 int bk_pcall(lua_State *L, int nargs, int nresults, int msgh);
@@ -99,7 +124,12 @@ int bk_walk_run(lua_State *L, bk_walk *walk, int handler);
 /// lua_resume with the same rule, for Swift code that resumes coroutines.
 int bk_resume(lua_State *co, lua_State *from, int nargs, int *nresults);
 
-/// Message handler: appends a traceback to a string error once (an error that already carries a
+/// Message handler for blocks called by helpers: returns the error value unchanged and records its
+/// traceback on the side, where bk_traceback finds it when the same value is reported later.
+int bk_recordtraceback(lua_State *L);
+
+/// Message handler for reports: appends a traceback to a string error once (the one recorded by
+/// bk_recordtraceback where the same value was raised, if any) (an error that already carries a
 /// traceback keeps it, so an error crossing several Swift helpers is not traced twice). Non-string
 /// error values pass through unchanged (their __tostring, if any, is used by whoever reports them).
 int bk_traceback(lua_State *L);

@@ -94,6 +94,37 @@ for _, mm in ipairs(metamethods) do
     add("hostile " .. mm .. " " .. how, setmetatable({ 1, 2, 3, a = 1, [4] = "four" }, mt))
   end
 end
+-- Sizes: a table whose border (#t) is 2^40 while only 1..5 exist; a list holding NaN.
+local huge = { 1, 2, 3, 4, 5 }
+huge[8] = 8; huge[9] = 9
+for k = 4, 40 do huge[1 << k] = 1 end
+add("table border 2^40", huge)
+add("table with NaN", { 0 / 0, 1, 0 / 0 })
+-- Forged class markers: a table and a FILE handle whose metatables claim to be bridge objects.
+add("table forged bk class", setmetatable({}, { __bkclass = true, __name = "bk.Timer", __index = raiser }))
+local forgedFile = io.tmpfile()
+if forgedFile then
+  debug.setmetatable(forgedFile, { __bkclass = true, __name = "bk.BlockHandle", __index = { cancel = raiser } })
+  add("userdata FILE* forged bk class", forgedFile)
+end
+-- Coroutines closed in the middle of a bk call: a block runs bk inside a coroutine that yields (or
+-- fails to) and is closed, with a <close> variable calling bk as it goes.
+add("function closing a coroutine mid-call", function(...)
+  local co = coroutine.create(function()
+    local guard <close> = setmetatable({}, { __close = function() bk.map({ 1 }, tostring) end })
+    bk.each({ 1, 2 }, function() coroutine.yield() end)
+    coroutine.yield()
+  end)
+  coroutine.resume(co)
+  coroutine.close(co)
+  return ...
+end)
+-- With a memory cap (MATRIX_MEMORY_CAP, set by the harness with bklua --memory-limit): a block
+-- whose allocation trips the cap inside the helper.
+if os.getenv("MATRIX_MEMORY_CAP") then
+  add("function tripping the memory cap", function() return string.rep("x", 1 << 30) end)
+end
+
 -- A table whose __index chains to a raising proxy, and one whose __index is a table of raisers.
 add("hostile __index chain", setmetatable({}, { __index = setmetatable({}, { __index = raiser }) }))
 add("hostile all metamethods", setmetatable({ 1 }, {
@@ -308,6 +339,16 @@ local function finish()
     os.exit(1, true)
   end
   print("matrix ok " .. calls .. " calls, " .. reported .. " callback errors reported")
+  -- Finalizers that call every bk function, run while the state closes.
+  for _, name in ipairs(functionNames()) do
+    if name ~= "run" then
+      setmetatable({}, { __gc = function()
+        pcall(bk[name], { 1, 2 }, function() return true end, 0)
+        pcall(bk[name], function() end, 0)
+      end })
+    end
+  end
+  io.stdout:flush()
   os.exit(0, true)  -- closing the state runs every finalizer
 end
 
@@ -336,6 +377,12 @@ elseif mode == "class" then
     if type(k) == "string" and type(v) == "function" and not k:match("^bk_") then methodNames[#methodNames + 1] = k end
   end
   table.sort(methodNames)
+  -- A FILE handle wearing this class's own metatable: must never be taken for one of its objects.
+  local disguised = io.tmpfile()
+  if disguised and type(class.object) == "userdata" then
+    debug.setmetatable(disguised, debug.getmetatable(class.object))
+    add("userdata FILE* disguised as " .. target, disguised)
+  end
   for _, name in ipairs(methodNames) do
     local f = class.methods[name]
     -- On the right object with bad arguments, and on every bad value as self.

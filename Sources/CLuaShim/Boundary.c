@@ -1,0 +1,407 @@
+// The Lua/Swift boundary: the allocator, the trampoline every exported Swift function runs behind,
+// and the protected calls Swift enters Lua through. Rule of this file: no Lua error is ever raised
+// while a Swift frame is live; errors are raised here, in C, after the Swift body has returned.
+#include "CLuaShim.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+// {====================================================================
+// Allocator
+// =====================================================================
+
+// Bytes kept aside so that an allocation made while a Swift frame is live can still succeed when
+// the system is out of memory: the reserve is given back, the allocation retried, and the
+// trampoline raises "not enough memory" once Swift has returned (then takes a new reserve).
+#define BK_RESERVE_BYTES (1u << 20)
+
+static void *bk_base_realloc(bk_runtime *rt, void *ptr, size_t osize, size_t nsize) {
+    if (rt->base_alloc != NULL) return rt->base_alloc(rt->base_ud, ptr, osize, nsize);
+    if (nsize == 0) {
+        free(ptr);
+        return NULL;
+    }
+    return realloc(ptr, nsize);
+}
+
+void *bk_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    bk_runtime *rt = (bk_runtime *)ud;
+    size_t old = ptr ? osize : 0;
+    if (nsize == 0) {
+        bk_base_realloc(rt, ptr, osize, 0);
+        rt->bytes_in_use = rt->bytes_in_use >= old ? rt->bytes_in_use - old : 0;
+        return NULL;
+    }
+    // Refuse growth past the cap only while Lua itself is running: an allocation failure raises
+    // a Lua error, which must never start inside a Swift frame.
+    if (rt->memory_limit != 0 && rt->swift_depth == 0 && nsize > old &&
+        rt->bytes_in_use - old + nsize > rt->memory_limit) {
+        return NULL;
+    }
+    void *block = bk_base_realloc(rt, ptr, osize, nsize);
+    if (block == NULL && rt->swift_depth > 0 && rt->reserve != NULL) {
+        free(rt->reserve);
+        rt->reserve = NULL;
+        rt->reserve_spent = 1;
+        block = bk_base_realloc(rt, ptr, osize, nsize);
+    }
+    // Still NULL inside Swift: nothing is left to give back. Lua raises, and the longjmp crosses a
+    // Swift frame; the trampoline's bookkeeping survives it (see bk_frame_resync), nothing else
+    // can be promised. Sizes from scripts are clamped so that only a real exhaustion gets here.
+    if (block == NULL) return NULL;
+    rt->bytes_in_use = rt->bytes_in_use - old + nsize;
+    return block;
+}
+
+void bk_runtime_init(bk_runtime *rt) {
+    memset(rt, 0, sizeof *rt);
+    rt->reserve = malloc(BK_RESERVE_BYTES);
+}
+
+void bk_runtime_destroy(bk_runtime *rt) {
+    free(rt->reserve);
+    rt->reserve = NULL;
+}
+
+/// Called once Swift has returned: a spent reserve is taken again, and the caller raises.
+static int bk_reserve_was_spent(bk_runtime *rt) {
+    if (!rt->reserve_spent) return 0;
+    rt->reserve_spent = 0;
+    if (rt->reserve == NULL) rt->reserve = malloc(BK_RESERVE_BYTES);
+    return 1;
+}
+
+void bk_adopt_allocator(lua_State *L, bk_runtime *rt) {
+    void *ud = NULL;
+    lua_Alloc current = lua_getallocf(L, &ud);
+    if (current == bk_alloc) return;
+    rt->base_alloc = current;
+    rt->base_ud = ud;
+    rt->bytes_in_use = (size_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB, 0);
+    rt->uses_bk_alloc = 1;
+    lua_setallocf(L, bk_alloc, rt);
+}
+
+bk_runtime *bk_runtime_of(lua_State *L) {
+    void *ud = NULL;
+    return lua_getallocf(L, &ud) == bk_alloc ? (bk_runtime *)ud : NULL;
+}
+
+// }====================================================================
+
+// {====================================================================
+// Frames: the exported Swift functions running on this OS thread
+// =====================================================================
+
+// A stack per OS thread, innermost last. Host calls made from inside one run on its Lua thread (a
+// coroutine stays on that coroutine), and the nesting depth is counted per OS thread: Lua's own
+// C-stack guard counts per Lua thread, and the event loop runs each callback on a Lua thread of its
+// own, so a callback that re-enters the loop (bk.run inside a timer) could nest without limit and
+// overflow the stack. The records live here, not in the C frames they describe, so they stay
+// readable after a longjmp skipped a frame's exit.
+#define BK_MAX_NESTING 160
+
+typedef struct bk_frame {
+    bk_runtime *rt;
+    lua_State *L;
+    uintptr_t address;  // where the trampoline's frame is on the C stack
+    int saved_swift;    // rt->swift_depth when the frame was entered
+} bk_frame;
+
+static _Thread_local bk_frame bk_frames[BK_MAX_NESTING];
+static _Thread_local int bk_frame_count = 0;
+
+// The C stack grows down: a recorded frame at or below the address of a new frame cannot be one of
+// its callers, so a longjmp skipped its exit. Dropping such records (and undoing their swift_depth)
+// on entry keeps the bookkeeping exact even then; bk_pcall and bk_resume also restore the count
+// they started with, which covers a longjmp their own protected call caught.
+static void bk_frame_resync(bk_runtime *rt, uintptr_t here) {
+    while (bk_frame_count > 0 && bk_frames[bk_frame_count - 1].address <= here) {
+        bk_frame *dead = &bk_frames[--bk_frame_count];
+        // Another state's record: its runtime may be gone; its own bk_pcall restores its depth.
+        if (dead->rt == rt) rt->swift_depth = dead->saved_swift;
+    }
+}
+
+lua_State *bk_current_thread(bk_runtime *rt) {
+    for (int i = bk_frame_count - 1; i >= 0; i--)
+        if (bk_frames[i].rt == rt) return bk_frames[i].L;
+    return NULL;
+}
+
+// }====================================================================
+
+// {====================================================================
+// Exported Swift functions and the trampoline
+// =====================================================================
+
+// The upvalue of every exported function. `tag` tells a real one from a userdata a script put in
+// its place with debug.setupvalue (scripts can set upvalues and metatables, never raw bytes).
+typedef struct bk_function {
+    const void *tag;
+    void *body;          // retained Swift box
+    bk_runtime *rt;
+    int flags;           // BK_FUNCTION_*
+} bk_function;
+
+static const char bk_function_tag = 0;
+static const char *const bk_function_meta = "bk.SwiftFunction";
+
+static bk_function *bk_tofunction(lua_State *L, int idx) {
+    bk_function *f = (bk_function *)lua_touserdata(L, idx);
+    if (f == NULL || lua_type(L, idx) != LUA_TUSERDATA || lua_rawlen(L, idx) != sizeof(bk_function) ||
+        f->tag != &bk_function_tag)
+        return NULL;
+    return f;
+}
+
+static int bk_function_gc(lua_State *L) {
+    bk_function *f = bk_tofunction(L, 1);
+    if (f != NULL && f->body != NULL) {
+        void *body = f->body;
+        f->body = NULL;
+        bk_swift_release(body);
+    }
+    return 0;
+}
+
+// Mirrors luaL_argerror (Lua 5.4.6); differs: the function name comes from upvalue 2, not from
+// pushglobalfuncname, so it is the name the function was exported under.
+static int bk_raise_argument(lua_State *L, int arg, const char *extramsg, const char *fname) {
+    lua_Debug ar;
+    if (!lua_getstack(L, 0, &ar))
+        return luaL_error(L, "bad argument #%d (%s)", arg, extramsg);
+    lua_getinfo(L, "n", &ar);
+    if (ar.namewhat != NULL && strcmp(ar.namewhat, "method") == 0) {
+        arg--;  // do not count 'self', as luaL_argerror does
+        if (arg == 0)
+            return luaL_error(L, "calling '%s' on bad self (%s)", fname, extramsg);
+    }
+    return luaL_error(L, "bad argument #%d to '%s' (%s)", arg, fname, extramsg);
+}
+
+// Mirrors luaL_typeerror (Lua 5.4.6): __name honoured, "light userdata" named.
+const char *bk_pushtypeerror(lua_State *L, int arg, const char *expected, const char *fname) {
+    (void)fname;
+    const char *typearg;
+    int named = luaL_getmetafield(L, arg, "__name");  // pushes nothing when absent
+    if (named == LUA_TSTRING)
+        typearg = lua_tostring(L, -1);
+    else if (lua_type(L, arg) == LUA_TLIGHTUSERDATA)
+        typearg = "light userdata";
+    else
+        typearg = luaL_typename(L, arg);
+    const char *msg = lua_pushfstring(L, "%s expected, got %s", expected, typearg);
+    if (named != LUA_TNIL) lua_remove(L, -2);
+    return msg;
+}
+
+int bk_trampoline(lua_State *L) {
+    bk_function *f = bk_tofunction(L, lua_upvalueindex(1));
+    if (f == NULL || f->body == NULL) return luaL_error(L, "bk: not a bridge function (its upvalue was replaced)");
+    bk_runtime *rt = f->rt;
+    if (rt->closing && !(f->flags & BK_FUNCTION_AT_CLOSE))
+        return luaL_error(L, "cannot call '%s' while the Lua state is closing", lua_tostring(L, lua_upvalueindex(2)));
+    volatile char marker = 0;  // this frame's place on the C stack
+    uintptr_t here = (uintptr_t)&marker;
+    bk_frame_resync(rt, here);
+    if (bk_frame_count >= BK_MAX_NESTING) return luaL_error(L, "C stack overflow (bk calls nested too deeply)");
+    int index = bk_frame_count++;
+    bk_frames[index] = (bk_frame){ rt, L, here, rt->swift_depth };
+    rt->swift_depth++;
+    int n = bk_swift_call(L, f->body, rt);
+    rt->swift_depth = bk_frames[index].saved_swift;
+    bk_frame_count = index;
+    // Swift has returned: from here on raising is safe.
+    int over = rt->memory_limit != 0 && rt->swift_depth == 0 && rt->bytes_in_use > rt->memory_limit;
+    if (bk_reserve_was_spent(rt) || over) {
+        lua_settop(L, 0);
+        rt->swift_depth++;  // the message itself must be allocatable
+        lua_pushliteral(L, "not enough memory");
+        rt->swift_depth--;
+        return lua_error(L);
+    }
+    if (n >= 0) return n;
+    const char *fname = lua_tostring(L, lua_upvalueindex(2));
+    switch (n) {
+        case BK_RAISE_MESSAGE: {
+            luaL_where(L, 1);
+            lua_insert(L, -2);
+            lua_concat(L, 2);
+            return lua_error(L);
+        }
+        case BK_RAISE_ARGUMENT: {
+            int arg = (int)lua_tointeger(L, -2);
+            const char *extramsg = lua_tostring(L, -1);
+            return bk_raise_argument(L, arg, extramsg ? extramsg : "?", fname);
+        }
+        case BK_RAISE_TYPE: {
+            // Stack: ..., original top, arg index, expected type name. Restore the arguments first
+            // so the actual type of a missing argument reads "no value".
+            char expected[128];
+            int original = (int)lua_tointeger(L, -3);
+            int arg = (int)lua_tointeger(L, -2);
+            const char *name = lua_tostring(L, -1);
+            snprintf(expected, sizeof expected, "%s", name ? name : "?");
+            lua_settop(L, original);
+            const char *msg = bk_pushtypeerror(L, arg, expected, fname);
+            return bk_raise_argument(L, arg, msg, fname);
+        }
+        default:
+            return lua_error(L);
+    }
+}
+
+void bk_pushswiftfunction(lua_State *L, bk_runtime *rt, void *body, const char *name, int flags) {
+    bk_function *f = (bk_function *)lua_newuserdatauv(L, sizeof(bk_function), 0);
+    f->tag = &bk_function_tag;
+    f->body = body;
+    f->rt = rt;
+    f->flags = flags;
+    if (luaL_newmetatable(L, bk_function_meta)) {
+        lua_pushcfunction(L, bk_function_gc);
+        lua_setfield(L, -2, "__gc");
+        lua_pushliteral(L, "bk.SwiftFunction");
+        lua_setfield(L, -2, "__name");
+        lua_pushboolean(L, 0);
+        lua_setfield(L, -2, "__metatable");
+    }
+    lua_setmetatable(L, -2);
+    lua_pushstring(L, name);
+    lua_pushcclosure(L, bk_trampoline, 2);
+}
+
+// }====================================================================
+
+// {====================================================================
+// Calling into Lua
+// =====================================================================
+
+int bk_pcall(lua_State *L, int nargs, int nresults, int msgh) {
+    // Lua code called from Swift runs under the memory cap again; restore on the way back, with
+    // the frame list as it was (a longjmp this call caught may have skipped frames' exits).
+    bk_runtime *rt = bk_runtime_of(L);
+    int frames = bk_frame_count;
+    int saved = 0;
+    if (rt != NULL) {
+        saved = rt->swift_depth;
+        rt->swift_depth = 0;
+        rt->pcall_depth++;
+    }
+    int status = lua_pcallk(L, nargs, nresults, msgh, 0, NULL);
+    bk_frame_count = frames;
+    if (rt != NULL) {
+        rt->swift_depth = saved;
+        rt->pcall_depth--;
+    }
+    return status;
+}
+
+int bk_resume(lua_State *co, lua_State *from, int nargs, int *nresults) {
+    // Same rule as bk_pcall: the coroutine's Lua code runs under the memory cap.
+    bk_runtime *rt = bk_runtime_of(co);
+    int frames = bk_frame_count;
+    int saved = 0;
+    if (rt != NULL) {
+        saved = rt->swift_depth;
+        rt->swift_depth = 0;
+        rt->pcall_depth++;
+    }
+    int status = lua_resume(co, from, nargs, nresults);
+    bk_frame_count = frames;
+    if (rt != NULL) {
+        rt->swift_depth = saved;
+        rt->pcall_depth--;
+    }
+    return status;
+}
+
+// }====================================================================
+
+// {====================================================================
+// Error values and tracebacks
+// =====================================================================
+
+// A block's error leaves the helper unchanged (as from pcall or table.sort); its traceback is kept
+// on the side, for whoever reports the error later (bk.onError, bklua's top level).
+static const char bk_last_error_key = 0;      // registry[&key] = the error value last recorded
+static const char bk_last_traceback_key = 0;  // registry[&key] = its traceback (a string)
+
+static void bk_pushtraceback(lua_State *L, int idx) {
+    idx = lua_absindex(L, idx);
+    if (lua_type(L, idx) == LUA_TSTRING) {
+        luaL_traceback(L, L, lua_tostring(L, idx), 1);
+    } else {
+        lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, idx));
+        luaL_traceback(L, L, lua_tostring(L, -1), 1);
+        lua_remove(L, -2);
+    }
+}
+
+int bk_recordtraceback(lua_State *L) {
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, 1)) {
+        lua_settop(L, 1);  // already recorded deeper down (an error crossing several helpers)
+        return 1;
+    }
+    lua_pop(L, 1);
+    bk_pushtraceback(L, 1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key);
+    lua_pushvalue(L, 1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_error_key);
+    lua_settop(L, 1);
+    return 1;
+}
+
+int bk_traceback(lua_State *L) {
+    const char *msg = lua_tostring(L, 1);
+    if (msg == NULL) {
+        // Not a string: keep the original value so callers can rethrow it unchanged.
+        return 1;
+    }
+    if (strstr(msg, "\nstack traceback:") != NULL) return 1;  // already traced deeper down
+    // Recorded where a block raised it, deeper than here: that traceback is the useful one.
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, 1) &&
+        lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key) == LUA_TSTRING) {
+        lua_pushnil(L);
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_error_key);
+        lua_pushnil(L);
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key);
+        return 1;
+    }
+    lua_settop(L, 1);
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+static int bk_errormessage_protected(lua_State *L) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+    lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    return 1;
+}
+
+void bk_pusherrormessage(lua_State *L, int idx) {
+    idx = lua_absindex(L, idx);
+    if (lua_type(L, idx) == LUA_TSTRING) {
+        lua_pushvalue(L, idx);
+        return;
+    }
+    lua_pushcfunction(L, bk_errormessage_protected);
+    lua_pushvalue(L, idx);
+    if (bk_pcall(L, 1, 1, 0) != LUA_OK || lua_type(L, -1) != LUA_TSTRING) {
+        lua_pop(L, 1);
+        lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, idx));
+    }
+}
+
+static int bk_openlibs_protected(lua_State *L) {
+    luaL_openlibs(L);
+    return 0;
+}
+
+int bk_openlibs(lua_State *L) {
+    lua_pushcfunction(L, bk_openlibs_protected);
+    return bk_pcall(L, 0, 0, 0);
+}
+
+// }====================================================================
