@@ -203,8 +203,9 @@ int bk_trampoline(lua_State *L) {
     bk_runtime *rt = f->rt;
     if (rt->closing && !(f->flags & BK_FUNCTION_AT_CLOSE))
         return luaL_error(L, "cannot call '%s' while the Lua state is closing", lua_tostring(L, lua_upvalueindex(2)));
-    volatile char marker = 0;  // this frame's place on the C stack
-    uintptr_t here = (uintptr_t)&marker;
+    // This frame's place on the real C stack (a local's address may be on AddressSanitizer's fake
+    // stack, which is not ordered).
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     bk_frame_resync(rt, here);
     if (bk_frame_count >= BK_MAX_NESTING) return luaL_error(L, "C stack overflow (bk calls nested too deeply)");
     int index = bk_frame_count++;

@@ -15,8 +15,11 @@ end
 -- Under the stock interpreter, with bk.so (BK_MODULE_DIR is set by scripts/test; a run without it
 -- says so rather than skip silently).
 local MODULE_DIR = os.getenv("BK_MODULE_DIR")
+local function stockTest(name, fn)
+  if MODULE_DIR then return test(name, fn) end
+  print("SKIPPED test_hardening: " .. name .. " (BK_MODULE_DIR is not set; scripts/test sets it)")
+end
 local function runStock(args)
-  assert(MODULE_DIR, "BK_MODULE_DIR must name the folder of bk.so (scripts/test sets it)")
   return shell(ULIMIT .. "LUA_CPATH='" .. MODULE_DIR .. "/?.so;;' timeout 120 lua5.4 " ..
     "-e 'require(\"bk\").installGlobals()' " .. args)
 end
@@ -31,17 +34,17 @@ test("sizes: a table whose #t is 2^40 is the list up to its first nil in every h
   ok(out:find("after\ttrue", 1, true), out)          -- no leaked nesting: bk still works
 end)
 
-test("sizes: the same under stock lua5.4 with bk.so", function()
+stockTest("sizes: the same under stock lua5.4 with bk.so", function()
   local out, code = runStock(scripts .. "huge_border.lua")
   eq(code, 0, out)
   ok(out:find("failures\t0\n", 1, true), out)
   ok(out:find("after\ttrue", 1, true), out)
 end)
 
-test("memory: bk.so keeps working when the process is short of memory", function()
+stockTest("memory: bk.so keeps working when the process is short of memory", function()
   -- 1 GB of address space: the interpreter's own allocations fail long before bk's reserve is
   -- needed; every failure is an ordinary Lua error, and bk works again once memory is freed.
-  local out, code = shell("ulimit -v 1000000; LUA_CPATH='" .. assert(MODULE_DIR) .. "/?.so;;' timeout 120 lua5.4 -e '" ..
+  local out, code = shell("ulimit -v 1000000; LUA_CPATH='" .. MODULE_DIR .. "/?.so;;' timeout 120 lua5.4 -e '" ..
     "local bk = require(\"bk\") local big = {} local failures = 0 " ..
     "for i = 1, 100000 do local ok = pcall(function() big[#big + 1] = string.rep(\"x\", 1 << 20) .. i end) " ..
     "  if not ok then failures = failures + 1 " ..
@@ -84,7 +87,7 @@ test("close: os.exit(true, true) with finalizers and pending work does not crash
   ok(out:find("gc\t", 1, true), out)
 end)
 
-test("close: stock lua5.4 closing with finalizers that call bk", function()
+stockTest("close: stock lua5.4 closing with finalizers that call bk", function()
   local out, code = runStock([[-e "X = setmetatable({}, {__gc = function() print('gc', pcall(bk.map, {1}, print)) end}) bk.performBlock(print, 0)" -e "bk.run()"]])
   eq(code, 0, out)
   ok(out:find("gc\t", 1, true), out)

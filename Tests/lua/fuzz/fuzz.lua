@@ -15,6 +15,7 @@ local bk = require "bk"
 math.randomseed(seed)
 local random = math.random
 
+local disguises = {}  -- real metatables of bridge objects, for DISGUISED()
 local reported = 0
 bk.onError(function() reported = reported + 1 end)
 
@@ -67,6 +68,12 @@ do
   end
   for _, v in pairs(bk) do learn(v) end
   table.sort(methodNames)
+  -- Real metatables of bridge objects, for DISGUISED().
+  local handle = bk.performBlock(print, 100)
+  bk.cancelBlock(handle)
+  for _, v in ipairs({ bk.mainQueue, bk.timerWithTimeInterval(1, print), handle }) do
+    disguises[#disguises + 1] = debug.getmetatable(v)
+  end
   bk.onError(function() reported = reported + 1 end)
   bk.run(0.05)
 end
@@ -86,7 +93,30 @@ local literals = {
   "setmetatable({}, {__len = function() error('hostile') end, __pairs = function() error('hostile') end})",
   "setmetatable({}, {__eq = function() coroutine.yield() end, __gc = function() error('in gc') end})",
   "coroutine.create(function() end)", "io.stdout", "print",
+  -- Hostile values: a border of 2^40, NaN in a list, forged bridge markers (a table, and a FILE
+  -- handle wearing a forged or a real bk metatable), an error value that is a table.
+  "HUGE()", "{0/0, 1, 0/0}",
+  "setmetatable({}, {__bkclass = true, __name = 'bk.Timer', __index = function() error('lies') end})",
+  "FORGED()", "DISGUISED()", "setmetatable({}, {__tostring = function() return 'error object' end})",
 }
+
+-- Hostile values that need a statement to build (globals the programs call).
+function HUGE()
+  local t = { 1, 2, 3, 4, 5 }
+  t[8] = 8; t[9] = 9
+  for k = 4, 40 do t[1 << k] = 1 end
+  return t
+end
+function FORGED()
+  local f = io.tmpfile()
+  if f then debug.setmetatable(f, { __bkclass = true, __name = 'bk.BlockHandle', __index = { cancel = print } }) end
+  return f
+end
+function DISGUISED()
+  local f = io.tmpfile()
+  if f and #disguises > 0 then debug.setmetatable(f, disguises[random(#disguises)]) end
+  return f
+end
 
 local value  -- forward: value(depth) returns an expression
 
@@ -94,7 +124,7 @@ local value  -- forward: value(depth) returns an expression
 local function callback(depth)
   local body = {}
   for _ = 1, random(2) do
-    local r = random(12)
+    local r = random(13)
     if r == 1 then body[#body + 1] = "error('raised in callback')"
     elseif r == 2 then body[#body + 1] = "error(setmetatable({}, {__tostring = function() error('bad tostring') end}))"
     elseif r == 3 and variables > 0 then body[#body + 1] = "pcall(bk.cancelBlock, v" .. random(variables) .. ")"
@@ -112,6 +142,9 @@ local function callback(depth)
     elseif r == 10 and bk.addObserverForKeyPath and variables > 0 then
       body[#body + 1] = "pcall(bk.addObserverForKeyPath, v" .. random(variables) .. ", 'x', function() error('observer raised') end)"
     elseif r == 11 then body[#body + 1] = "pcall(bk.run, 0.001)"
+    elseif r == 12 then
+      -- A coroutine that calls bk and is closed mid-way, a <close> variable calling bk as it goes.
+      body[#body + 1] = "do local co = coroutine.create(function() local g <close> = setmetatable({}, {__close = function() pcall(bk.map, {1}, tostring) end}) pcall(bk.each, {1, 2}, function() coroutine.yield() end) coroutine.yield() end) coroutine.resume(co) coroutine.close(co) end"
     else body[#body + 1] = "local _ = ..." end
   end
   if random(2) == 1 then body[#body + 1] = "return " .. value(depth + 1) end
