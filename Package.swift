@@ -12,6 +12,9 @@ let package = Package(
         // BlocksBridge plus the @LuaExport macros. A separate product: only hosts that use the macros
         // build swift-syntax.
         .library(name: "BlocksBridgeExport", targets: ["BlocksBridgeExport"]),
+        // Foundation's XMLParser for bk.XMLParser, loaded (dlopen) at the first parse from beside
+        // the program or bk.so, so that Foundation is not loaded at start-up.
+        .library(name: "bkxml", type: .dynamic, targets: ["BlocksBridgeXML"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax", exact: "603.0.1"),
@@ -27,7 +30,17 @@ let package = Package(
         ),
         // The C side of the boundary: Lua's macros as functions, the error trampoline, the allocator.
         .target(name: "CLuaShim", dependencies: ["CLua"], path: "Sources/CLuaShim"),
-        .target(name: "BlocksBridge", dependencies: ["CLua", "CLuaShim"]),
+        .target(
+            name: "BlocksBridge",
+            dependencies: ["CLua", "CLuaShim"],
+            // Lua chunks kept as .lua files, compiled into the binary as byte arrays
+            // (PackageResources.<name>_lua): no bundle at run time, so bk.so works anywhere.
+            resources: [
+                .embedInCode("Observation/ObservationEngine.lua"),
+                .embedInCode("DynamicDelegate/DelegateChunk.lua"),
+            ]
+        ),
+        .target(name: "BlocksBridgeXML"),
         // The compiler plugin expanding @LuaExport and its companion attributes.
         .macro(
             name: "BlocksBridgeMacros",
@@ -45,11 +58,12 @@ let package = Package(
             path: "Sources/CEdit",
             linkerSettings: [.linkedLibrary("edit")]
         ),
-        // Resources/bk.lua links to library/bk.lua: `bklua --annotations` prints it.
         .executableTarget(
             name: "bklua",
             dependencies: ["BlocksBridge", "CLua", "CLuaShim", "CEdit"],
-            resources: [.embedInCode("Resources/bk.lua")]
+            // help(bk.map) at the prompt: docs/reference.md (linked here) compiled in;
+            // `bklua --annotations`: library/bk.lua (linked as Resources/bk.lua).
+            resources: [.embedInCode("reference.md"), .embedInCode("Resources/bk.lua")]
         ),
         .executableTarget(
             name: "bkbench",

@@ -96,7 +96,17 @@ struct AnnotationWriter {
 
     private mutating func line(_ string: String) { text += string + "\n" }
 
+    /// A Lua string literal (no Foundation in the bridge: escaped by hand).
     private func luaQuoted(_ string: String) -> String {
-        "\"" + string.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        var quoted = "\""
+        for character in string {
+            switch character {
+            case "\\": quoted += "\\\\"
+            case "\"": quoted += "\\\""
+            case "\n": quoted += "\\n"
+            default: quoted.append(character)
+            }
+        }
+        return quoted + "\""
     }
 }
