@@ -26,6 +26,14 @@ final class Server: LuaExportable {
         return config.ports.count
     }
     func paint(_ shade: Shade) -> Shade { shade }
+    func outline(_ node: Outline) -> Int { node.count }
+}
+
+/// A recursive Codable type: a table that contains itself would decode forever.
+struct Outline: LuaCodable {
+    var name: String
+    var children: [Outline]
+    var count: Int { 1 + children.map(\.count).reduce(0, +) }
 }
 
 @Suite struct ExportedCodableTests {
@@ -80,8 +88,10 @@ final class Server: LuaExportable {
 
     @Test func aTableContainingItselfIsRefused() throws {
         let lua = try state()
-        #expect(luaError(lua, "local t = {} t.tls = t server:paint(setmetatable({}, {})) ") != nil)
-        _ = try lua.run("nested = {gray = {}} nested.gray._0 = nested")
-        #expect(luaError(lua, "server:paint(nested)")?.contains("bad argument #1 to 'paint'") == true)
+        _ = try lua.run("looped = {name = 'root', children = {}} looped.children[1] = looped")
+        let error = luaError(lua, "server:outline(looped)")
+        #expect(error?.hasPrefix("t:1: bad argument #1 to 'outline' (field 'children[1].children[1]") == true)
+        #expect(error?.hasSuffix(": tables nested too deeply)") == true)
+        #expect(try lua.run("return server:outline{name = 'a', children = {{name = 'b', children = {}}}}", as: Int.self) == 2)
     }
 }
