@@ -27,8 +27,8 @@ final class HandWrittenTally: LuaBridged, LuaConvertible {
 
 func exportedClassBenchmarks(calls: Int) throws -> [Benchmark] {
     let state = try LuaState()
-    state.setGlobal("exported", ExportedTally())
-    state.setGlobal("handWritten", HandWrittenTally())
+    try state.setGlobal("exported", ExportedTally())
+    try state.setGlobal("handWritten", HandWrittenTally())
     try state.run("""
         function callLoop(o, n) local s = 0 for i = 1, n do s = o:add(1) end return s end
         function propertyLoop(o, n) for i = 1, n do o.count = o.count + 1 end return o.count end

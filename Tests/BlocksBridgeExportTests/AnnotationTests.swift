@@ -4,11 +4,11 @@ import BlocksBridgeExport
 @Suite struct AnnotationTests {
     private func state() throws -> LuaState {
         let lua = try LuaState()
-        lua.register(Counter.self)
-        lua.register(Square.self)
-        lua.register(Heater.self)
-        lua.register(Mode.self)
-        lua.register(Playlist.self)
+        try lua.register(Counter.self)
+        try lua.register(Square.self)
+        try lua.register(Heater.self)
+        try lua.register(Mode.self)
+        try lua.register(Playlist.self)
         return lua
     }
 

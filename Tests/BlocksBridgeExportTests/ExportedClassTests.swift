@@ -68,7 +68,7 @@ enum CounterError: Error, CustomStringConvertible {
 @Suite struct ExportedClassTests {
     private func state() throws -> LuaState {
         let lua = try LuaState()
-        lua.register(Counter.self)
+        try lua.register(Counter.self)
         return lua
     }
 
@@ -77,7 +77,7 @@ enum CounterError: Error, CustomStringConvertible {
     @Test func methodsOfAnyArity() throws {
         let lua = try state()
         let counter = Counter(name: "a")
-        lua.setGlobal("c", counter)
+        try lua.setGlobal("c", counter)
         #expect(try lua.run("c:increment(); return c:increment(5)", as: Int.self) == 6)
         #expect(try lua.run("return c:add(1, 2, 3, 4, 5)", as: Int.self) == 15)
         _ = try lua.run("c:reset()")
@@ -88,26 +88,26 @@ enum CounterError: Error, CustomStringConvertible {
 
     @Test func optionalArrayDictionaryAndObjectParameters() throws {
         let lua = try state()
-        lua.setGlobal("c", Counter(name: "a"))
+        try lua.setGlobal("c", Counter(name: "a"))
         #expect(try lua.run("return c:describe(nil, {b = 2, a = 1})", as: String.self) == "a=1,b=2")
         #expect(try lua.run("return c:describe('>', {})", as: String.self) == ">")
         let other = Counter(name: "b")
         other.count = 7
-        lua.setGlobal("other", other)
+        try lua.setGlobal("other", other)
         #expect(try lua.run("return c:merge(other) == c and c.count", as: Int.self) == 7)
         #expect(try lua.run("c:increment(3); return c.history", as: [Int].self) == [10])
     }
 
     @Test func luaFunctionArgumentsAreCalled() throws {
         let lua = try state()
-        lua.setGlobal("c", Counter(name: "a"))
+        try lua.setGlobal("c", Counter(name: "a"))
         #expect(try lua.run("c.count = 4; return c:apply(function(n) return n * 10 end)", as: Int.self) == 40)
         #expect(luaError(lua, "c:apply(function(n) error('inner') end)")?.contains("t:1: inner") == true)
     }
 
     @Test func thrownSwiftErrorsAreLuaErrors() throws {
         let lua = try state()
-        lua.setGlobal("c", Counter(name: "a"))
+        try lua.setGlobal("c", Counter(name: "a"))
         #expect(luaError(lua, "c:check(10)") == nil)
         #expect(luaError(lua, "c.count = 11; c:check(10)") == "t:1: count 11 is too big")
         #expect(try lua.run("c.count = 11; return pcall(c.check, c, 10)", as: Bool.self) == false)
@@ -115,7 +115,7 @@ enum CounterError: Error, CustomStringConvertible {
 
     @Test func badArgumentsUseLuasWording() throws {
         let lua = try state()
-        lua.setGlobal("c", Counter(name: "a"))
+        try lua.setGlobal("c", Counter(name: "a"))
         #expect(luaError(lua, "c:increment('x')") == "t:1: bad argument #1 to 'increment' (number expected, got string)")
         #expect(luaError(lua, "c:add(1, 2)") == "t:1: bad argument #3 to 'add' (number expected, got no value)")
         #expect(luaError(lua, "c.increment({})") == "t:1: bad argument #1 to 'increment' (Counter expected, got table)")
@@ -128,7 +128,7 @@ enum CounterError: Error, CustomStringConvertible {
     @Test func storedAndComputedProperties() throws {
         let lua = try state()
         let counter = Counter(name: "a")
-        lua.setGlobal("c", counter)
+        try lua.setGlobal("c", counter)
         _ = try lua.run("c.count = 21")
         #expect(counter.count == 21)
         #expect(try lua.run("return c.doubled", as: Int.self) == 42)
@@ -140,7 +140,7 @@ enum CounterError: Error, CustomStringConvertible {
 
     @Test func readOnlyProperties() throws {
         let lua = try state()
-        lua.setGlobal("c", Counter(name: "a"))
+        try lua.setGlobal("c", Counter(name: "a"))
         #expect(luaError(lua, "c.name = 'x'") == "t:1: field 'name' of Counter is read-only")
         #expect(luaError(lua, "c.doubled = 1") == "t:1: field 'doubled' of Counter is read-only")
         #expect(luaError(lua, "c.step = 2") == "t:1: field 'step' of Counter is read-only")
@@ -149,14 +149,14 @@ enum CounterError: Error, CustomStringConvertible {
 
     @Test func ignoredAndPrivateMembersAreNotExported() throws {
         let lua = try state()
-        lua.setGlobal("c", Counter(name: "a"))
+        try lua.setGlobal("c", Counter(name: "a"))
         #expect(try lua.run("return c.secret == nil and c.internalState == nil", as: Bool.self))
         #expect(luaError(lua, "c.secret = 'x'") == "t:1: cannot set field 'secret' of Counter")
     }
 
     @Test func badPropertyValues() throws {
         let lua = try state()
-        lua.setGlobal("c", Counter(name: "a"))
+        try lua.setGlobal("c", Counter(name: "a"))
         #expect(luaError(lua, "c.count = 'many'") == "t:1: bad value for field 'count' of Counter (number expected, got string)")
         #expect(luaError(lua, "c.history = {1, 'x'}") == "t:1: bad value for field 'history' of Counter (table expected, got table)")
     }
@@ -189,14 +189,14 @@ enum CounterError: Error, CustomStringConvertible {
 
     @Test func registerUnderAnotherName() throws {
         let lua = try LuaState()
-        lua.register(Counter.self, as: "Tally")
+        try lua.register(Counter.self, as: "Tally")
         #expect(try lua.run("return Tally('t').name .. tostring(Counter)", as: String.self) == "tnil")
     }
 
     @Test func objectsKeepTheirIdentity() throws {
         let lua = try state()
         let counter = Counter(name: "a")
-        lua.setGlobal("c", counter)
+        try lua.setGlobal("c", counter)
         let back = try lua.run("return c", as: Counter.self)
         #expect(back === counter)
         #expect(try lua.run("return c:merge(c) == c", as: Bool.self))
@@ -206,7 +206,7 @@ enum CounterError: Error, CustomStringConvertible {
 extension ExportedClassTests {
     @Test func badStaticPropertyValues() throws {
         let lua = try LuaState()
-        lua.register(Counter.self)
+        try lua.register(Counter.self)
         #expect(luaError(lua, "Counter.created = 'x'") == "t:1: bad value for field 'created' (number expected, got string)")
         #expect(try lua.run("return Counter.nope == nil", as: Bool.self))
     }

@@ -39,7 +39,7 @@ struct Outline: LuaCodable {
 @Suite struct ExportedCodableTests {
     private func state() throws -> LuaState {
         let lua = try LuaState()
-        lua.setGlobal("server", Server())
+        try lua.setGlobal("server", Server())
         return lua
     }
 
@@ -59,7 +59,7 @@ struct Outline: LuaCodable {
         #expect(try lua.run("return server.config.host .. server.config.ports[1]", as: String.self) == "localhost80")
         #expect(try lua.run("return server.config.tls == nil", as: Bool.self))
         let config = ServerConfig(host: "h", ports: [1, 2, 3], tls: .init(certificate: "x", verify: false), weights: ["w": 2])
-        lua.setGlobal("c", config)
+        try lua.setGlobal("c", config)
         #expect(try lua.run("return #c.ports .. tostring(c.tls.verify) .. c.weights.w", as: String.self) == "3false2.0")
         // Round trip through Lua.
         #expect(try lua.run("return c", as: ServerConfig.self) == config)
@@ -67,7 +67,7 @@ struct Outline: LuaCodable {
 
     @Test func enumsWithAssociatedValuesRoundTrip() throws {
         let lua = try state()
-        lua.setGlobal("shade", Shade.named("teal"))
+        try lua.setGlobal("shade", Shade.named("teal"))
         #expect(try lua.run("return server:paint(shade)", as: Shade.self) == .named("teal"))
         #expect(try lua.run("return server:paint{gray = {_0 = 7}}", as: Shade.self) == .gray(7))
     }

@@ -25,9 +25,9 @@ final class Heater: LuaExportable {
 @Suite struct ExportedEnumTests {
     private func state() throws -> LuaState {
         let lua = try LuaState()
-        lua.register(Heater.self)
-        lua.register(Mode.self)
-        lua.setGlobal("h", Heater())
+        try lua.register(Heater.self)
+        try lua.register(Mode.self)
+        try lua.setGlobal("h", Heater())
         return lua
     }
 

@@ -33,7 +33,7 @@ final class Temperature: LuaExportable {
 @Suite struct ExportedInitializerTests {
     private func state() throws -> LuaState {
         let lua = try LuaState()
-        lua.register(Temperature.self)
+        try lua.register(Temperature.self)
         return lua
     }
 

@@ -13,7 +13,7 @@ final class Person: LuaExportable {
         let lua = try LuaState()
         lua.installGlobals()
         let person = Person()
-        lua.setGlobal("person", person)
+        try lua.setGlobal("person", person)
         var seen: [String] = []
         person.luaObservers.observe("name") { change in seen.append("\(change.old)->\(change.new)") }
         _ = try lua.run("""

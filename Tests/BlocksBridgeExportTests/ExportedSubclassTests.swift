@@ -23,7 +23,7 @@ final class Square: Shape {
 @Suite struct ExportedSubclassTests {
     @Test func subclassInstancesSeeSuperclassMembers() throws {
         let lua = try LuaState()
-        lua.register(Square.self)
+        try lua.register(Square.self)
         #expect(try lua.run("local s = Square(2); s:grow(1); return s:area()", as: Double.self) == 9)
         // Inherited: a property and a method of Shape, dispatched to the override.
         #expect(try lua.run("return Square(3).name", as: String.self) == "square")
@@ -32,19 +32,19 @@ final class Square: Shape {
 
     @Test func aSubclassPassesWhereItsSuperclassIsExpected() throws {
         let lua = try LuaState()
-        lua.register(Square.self)
+        try lua.register(Square.self)
         lua.register("areaOf") { (shape: Shape) in shape.area() }
         #expect(try lua.run("return areaOf(Square(4))", as: Double.self) == 16)
         // Pushed through its static type Shape, a Square still gets Square's metatable.
         let shape: Shape = Square(side: 5)
-        lua.setGlobal("s", shape)
+        try lua.setGlobal("s", shape)
         #expect(try lua.run("s:grow(1); return s.side", as: Double.self) == 6)
         #expect(luaError(lua, "areaOf(1)") == "t:1: bad argument #1 to 'areaOf' (Shape expected, got number)")
     }
 
     @Test func aSuperclassIsNotItsSubclass() throws {
         let lua = try LuaState()
-        lua.register(Shape.self)
+        try lua.register(Shape.self)
         lua.register("sideOf") { (square: Square) in square.side }
         #expect(luaError(lua, "sideOf(Shape('x'))") == "t:1: bad argument #1 to 'sideOf' (Square expected, got Shape)")
         #expect(try lua.run("return Shape('x').grow == nil", as: Bool.self))

@@ -27,8 +27,8 @@ final class Playlist: LuaExportable, RandomAccessCollection {
 @Suite struct ProtocolMetamethodTests {
     private func state() throws -> LuaState {
         let lua = try LuaState()
-        lua.register(Version.self)
-        lua.register(Playlist.self)
+        try lua.register(Version.self)
+        try lua.register(Playlist.self)
         return lua
     }
 
@@ -56,7 +56,7 @@ final class Playlist: LuaExportable, RandomAccessCollection {
 
     @Test func collectionIsLenIndexAndPairs() throws {
         let lua = try state()
-        lua.setGlobal("p", Playlist(["a", "b", "c"]))
+        try lua.setGlobal("p", Playlist(["a", "b", "c"]))
         #expect(try lua.run("return #p", as: Int.self) == 3)
         #expect(try lua.run("return p[1] .. p[3]", as: String.self) == "ac")
         #expect(try lua.run("return p[0] == nil and p[4] == nil and p[-1] == nil", as: Bool.self))
@@ -68,7 +68,7 @@ final class Playlist: LuaExportable, RandomAccessCollection {
 
     @Test func callAsFunctionIsCall() throws {
         let lua = try state()
-        lua.setGlobal("p", Playlist(["a", "b"]))
+        try lua.setGlobal("p", Playlist(["a", "b"]))
         #expect(try lua.run("return p(1)", as: String.self) == "b")
         #expect(try lua.run("return p(5) == nil", as: Bool.self))
         // As for any C function used as __call, the callable itself is argument #1.

@@ -29,8 +29,8 @@ var failures = 0
     }
 
     // Expose the class (constructor, for the script), the object and a Swift function.
-    lua.register(Thermostat.self)
-    lua.setGlobal("thermostat", thermostat)
+    try lua.register(Thermostat.self)
+    try lua.setGlobal("thermostat", thermostat)
     lua.register("report") { (line: String) in reports.append(line) }
 
     // Declare the delegate protocol and attach the object's dynamic delegate.
@@ -58,7 +58,7 @@ var failures = 0
     let cellar = try lua.call("Thermostat", "cellar", 10.0, 12.0, as: Thermostat.self)
     check(cellar.room == "cellar", "the script constructed a Thermostat for the \(cellar.room)")
     cellar.delegate = try lua.call("bk.dynamicDelegate", cellar, as: LuaRef.self)
-    lua.setGlobal("thermostat", cellar)
+    try lua.setGlobal("thermostat", cellar)
     try lua.call("attachDelegate", cellar)
     check(try lua.call("settle", 1.0, 5, as: Int.self) == 5 && cellar.temperature == 10,
           "the cellar's Lua delegate said no: it stayed at \(cellar.temperature)")

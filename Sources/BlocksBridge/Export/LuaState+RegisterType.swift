@@ -3,19 +3,21 @@
 extension LuaState {
     /// Makes the class table of `type` the global `name` (the class's name by default):
     /// `Counter.new(...)`, `Counter(...)`, static functions and properties.
-    public func register<T: LuaExportable>(_ type: T.Type, as name: String? = nil) {
+    /// - Throws: `LuaError` when the global cannot be set (no memory).
+    public func register<T: LuaExportable>(_ type: T.Type, as name: String? = nil) throws(LuaError) {
         let exported = T.luaExportedType
         let global = name ?? exported.name
-        setGlobal(global) { exported.pushClassTable(on: $0) }
+        try setGlobal(global) { exported.pushClassTable(on: $0) }
         exportedTypes.classes.append((global, exported))
     }
 
     /// Makes a table of the enum's cases the global `name` (the type's name by default):
     /// `Color.red == "red"`, so scripts need not spell raw values.
-    public func register<T: LuaEnum & CaseIterable>(_ type: T.Type, as name: String? = nil) {
+    /// - Throws: `LuaError` when the global cannot be set (no memory).
+    public func register<T: LuaEnum & CaseIterable>(_ type: T.Type, as name: String? = nil) throws(LuaError) {
         let cases = T.allCases.map { (String(describing: $0), $0.rawValue) }
         let global = name ?? String(describing: T.self)
-        setGlobal(global) { stack in
+        try setGlobal(global) { stack in
             stack.pushNewTable(recordCount: Int32(clamping: cases.count))
             for (caseName, raw) in cases {
                 raw.push(on: stack)
