@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -8,9 +9,16 @@ let package = Package(
         .executable(name: "bklua", targets: ["bklua"]),
         // The bridge as a Lua C module: scripts/build-module copies libbk.so to bk.so for `require "bk"`.
         .library(name: "bk", type: .dynamic, targets: ["BlocksBridge"]),
+        // BlocksBridge plus the @LuaExport macros. A separate product: only hosts that use the macros
+        // build swift-syntax.
+        .library(name: "BlocksBridgeExport", targets: ["BlocksBridgeExport"]),
         // Foundation's XMLParser for bk.XMLParser, loaded (dlopen) at the first parse from beside
         // the program or bk.so, so that Foundation is not loaded at start-up.
         .library(name: "bkxml", type: .dynamic, targets: ["BlocksBridgeXML"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/swiftlang/swift-syntax", exact: "603.0.1"),
+        .package(url: "https://github.com/pointfreeco/swift-macro-testing", exact: "0.7.0"),
     ],
     targets: [
         // Lua 5.4 itself, from Debian's liblua5.4-dev (never vendored).
@@ -33,6 +41,16 @@ let package = Package(
             ]
         ),
         .target(name: "BlocksBridgeXML"),
+        // The compiler plugin expanding @LuaExport and its companion attributes.
+        .macro(
+            name: "BlocksBridgeMacros",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        // Declares the macros and re-exports BlocksBridge: `import BlocksBridgeExport`.
+        .target(name: "BlocksBridgeExport", dependencies: ["BlocksBridge", "BlocksBridgeMacros"]),
         // bklua's line editor: Debian's libedit-dev (BSD editline), driven one key at a time.
         .target(
             name: "CEdit",
@@ -43,18 +61,19 @@ let package = Package(
         .executableTarget(
             name: "bklua",
             dependencies: ["BlocksBridge", "CLua", "CLuaShim", "CEdit"],
-            // help(bk.map) at the prompt: docs/reference.md (linked here) compiled in.
-            resources: [.embedInCode("reference.md")]
+            // help(bk.map) at the prompt: docs/reference.md (linked here) compiled in;
+            // `bklua --annotations`: library/bk.lua (linked as Resources/bk.lua).
+            resources: [.embedInCode("reference.md"), .embedInCode("Resources/bk.lua")]
         ),
         .executableTarget(
             name: "bkbench",
-            dependencies: ["BlocksBridge", "CLua", "CLuaShim"],
+            dependencies: ["BlocksBridge", "BlocksBridgeExport", "CLua", "CLuaShim"],
             path: "Benchmarks/bkbench"
         ),
         // An example host program: exposes a Swift object to a script (built and run by scripts/test).
         .executableTarget(
             name: "HostExample",
-            dependencies: ["BlocksBridge"],
+            dependencies: ["BlocksBridgeExport"],
             path: "examples/host",
             exclude: ["thermostat.lua"]
         ),
@@ -62,6 +81,21 @@ let package = Package(
             name: "BlocksBridgeTests",
             dependencies: ["BlocksBridge", "CLua", "CLuaShim"],
             path: "Tests/BlocksBridgeTests"
+        ),
+        // Exported types through Lua: every kind of member, metamethod, enum and Codable value.
+        .testTarget(
+            name: "BlocksBridgeExportTests",
+            dependencies: ["BlocksBridgeExport"],
+            path: "Tests/BlocksBridgeExportTests"
+        ),
+        // The macros' expansions and diagnostics (swift-macro-testing).
+        .testTarget(
+            name: "BlocksBridgeMacrosTests",
+            dependencies: [
+                "BlocksBridgeMacros",
+                .product(name: "MacroTesting", package: "swift-macro-testing"),
+            ],
+            path: "Tests/BlocksBridgeMacrosTests"
         ),
     ],
     swiftLanguageModes: [.v6]

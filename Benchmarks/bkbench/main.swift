@@ -31,6 +31,7 @@ do {
         try typedCallBenchmark(calls: 1_000_000 / scale),
     ] + (try collectionBenchmarks(count: 1_000_000 / scale))
         + (try workerBenchmarks(elements: 64, trivialCount: 100_000, roundTrips: 20_000 / scale))
+        + (try exportedClassBenchmarks(calls: 5_000_000 / scale))
     try runBenchmarks(benchmarks, rounds: rounds, filter: filter)
 } catch {
     print("bkbench: \(error)")

@@ -5,6 +5,7 @@ struct CommandLineOptions {
     var executes = false      // -e seen
     var ignoreEnvironment = false  // -E
     var help = false          // --help (not a lua.c option: only as the first argument)
+    var annotations = false   // --annotations (likewise)
     /// Index in `argv` of the script (argv.count when there is none).
     var scriptIndex: Int
     /// Index in `argv` of the bad option, when parsing failed.
@@ -32,6 +33,7 @@ struct CommandLineOptions {
             switch option {
             case UInt8(ascii: "-"):
                 if i == 1, argv[i] == "--help" { help = true; return }
+                if i == 1, argv[i] == "--annotations" { annotations = true; return }
                 if hasExtra {
                     guard parseSandboxOption(argv, at: &i) else { badOption = i; return }
                     i += 1

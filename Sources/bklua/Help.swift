@@ -18,6 +18,7 @@ enum Help {
           --instruction-limit N     stop the run after N instructions
           --time-limit SECONDS      stop the run after SECONDS of wall-clock time
           --help                    show this help (first argument only)
+          --annotations             print the bk module's LuaLS annotations (first argument only)
 
         Environment: LUA_INIT_5_4 or LUA_INIT (code, or @file, run first), LUA_PATH, LUA_CPATH;
         for the REPL, BKLUA_HISTORY (history file, default ~/.bklua_history; empty: none) and NO_COLOR.

@@ -40,6 +40,11 @@ func protectedMain(state: LuaState, argv: [String], progname: String) -> Int32 {
         Help.print(progname: progname)
         return 0
     }
+    if options.annotations {
+        // library/bk.lua, embedded at build time: the LuaLS annotations of the bk module.
+        StandardStreams.writeOutput(String(decoding: PackageResources.bk_lua, as: UTF8.self))
+        return 0
+    }
     if let bad = options.badOption {
         runner.printUsage(badOption: argv[bad])
         return 1

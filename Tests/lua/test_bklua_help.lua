@@ -33,3 +33,18 @@ test("--help names bklua's own sandbox options", function()
     ok(out:find(option, 1, true), "--help names " .. option)
   end
 end)
+
+test("--annotations prints library/bk.lua and exits 0", function()
+  local out, code = shell(BKLUA .. " --annotations")
+  eq(code, 0)
+  local f = assert(io.open("library/bk.lua"))
+  local expected = f:read("a")
+  f:close()
+  eq(out, expected)
+  ok(out:find("^%-%-%-@meta bk"), out:sub(1, 40))
+end)
+
+test("--annotations is only an option as the first argument", function()
+  local _, code = shell(BKLUA .. " -e 'x = 1' --annotations")
+  eq(code, 1)
+end)

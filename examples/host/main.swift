@@ -3,7 +3,7 @@
 // dynamic delegate), lets the script schedule blocks and timers on the event loop, calls the
 // script's functions with typed arguments and results, and checks what happened.
 // Run: swift run HostExample
-import BlocksBridge
+import BlocksBridgeExport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,7 +28,8 @@ var failures = 0
         if let new = change.new as? Double { targets.append(new) }
     }
 
-    // Expose the object and a Swift function to the script.
+    // Expose the class (constructor, for the script), the object and a Swift function.
+    try lua.register(Thermostat.self)
     try lua.setGlobal("thermostat", thermostat)
     lua.register("report") { (line: String) in reports.append(line) }
 
@@ -53,8 +54,9 @@ var failures = 0
     let steps = try lua.call("settle", 1.0, 100, as: Int.self)
     check(steps == 3 && thermostat.temperature == 19, "settle took \(steps) steps to \(thermostat.temperature)")
 
-    // The delegate decides: its Lua block answers false for the cellar.
-    let cellar = Thermostat(room: "cellar", temperature: 10, target: 12)
+    // The delegate decides: its Lua block answers false for the cellar (made by the script).
+    let cellar = try lua.call("Thermostat", "cellar", 10.0, 12.0, as: Thermostat.self)
+    check(cellar.room == "cellar", "the script constructed a Thermostat for the \(cellar.room)")
     cellar.delegate = try lua.call("bk.dynamicDelegate", cellar, as: LuaRef.self)
     try lua.setGlobal("thermostat", cellar)
     try lua.call("attachDelegate", cellar)

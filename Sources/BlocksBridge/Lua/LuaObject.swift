@@ -10,13 +10,17 @@ public final class LuaClass: Sendable {
     public let properties: [String: LuaProperty]
     /// Extra metamethods: `__tostring`, `__len`, `__call`, `__eq`, `__close`, ...
     public let metamethods: [BKFunction]
+    /// `obj[i]` for an integer `i`: pushes the element and returns true, or returns false (nil).
+    public let element: (@Sendable (AnyObject, LuaStack, Int64) throws(LuaRaise) -> Bool)?
 
     public init(name: String, methods: [BKFunction] = [], properties: [LuaProperty] = [],
-                metamethods: [BKFunction] = []) {
+                metamethods: [BKFunction] = [],
+                element: (@Sendable (AnyObject, LuaStack, Int64) throws(LuaRaise) -> Bool)? = nil) {
         self.name = name
         self.methods = methods
         self.properties = Dictionary(properties.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
         self.metamethods = metamethods
+        self.element = element
     }
 }
 
@@ -73,8 +77,9 @@ struct BridgedObjectBlock {
 extension LuaStack {
     static let identityCacheKey = "bk.objects"
 
-    /// Pushes `object` as a userdata of its class. The same object always gives the same userdata
-    /// while Lua holds it, so identity (`==`, table keys) works across pushes.
+    /// Pushes `object` as a userdata of its class (its dynamic type's: a subclass's `luaClass`
+    /// when it overrides it). The same object always gives the same userdata while Lua holds it,
+    /// so identity (`==`, table keys) works across pushes.
     public func push<T: LuaBridged>(object: T) {
         let identity = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
         pushIdentityCache()
@@ -85,7 +90,7 @@ extension LuaStack {
         }
         pop()
         pushNewBridgedBlock(object)
-        pushMetatable(for: T.luaClass)
+        pushMetatable(for: Swift.type(of: object).luaClass)
         setMetatable(of: -2)
         push(lightUserdata: identity)
         pushCopy(of: -2)
@@ -98,7 +103,7 @@ extension LuaStack {
     /// entry would cost more than the object. Pushing it again makes a second, unequal userdata.
     public func push<T: LuaBridged>(newObject object: T) {
         pushNewBridgedBlock(object)
-        pushMetatable(for: T.luaClass)
+        pushMetatable(for: Swift.type(of: object).luaClass)
         setMetatable(of: -2)
     }
 
@@ -118,13 +123,13 @@ extension LuaStack {
         return block.pointee.tag == BridgedObjectBlock.tag ? block : nil
     }
 
-    /// The object at `index` if it is a userdata of `T`'s class.
+    /// The object at `index` if it is a userdata of `T`'s class, or of a subclass of `T`.
     public func toObject<T: LuaBridged>(_ type: T.Type, at index: Int32) -> T? {
         guard let block = bridgedBlock(at: index), pushMetatable(of: index) else { return nil }
         rawGet(LuaStack.registryIndex, field: T.luaClass.name)  // no C string copy (the registry has no metatable)
         let matches = rawEqual(-1, -2)
         pop(2)
-        guard matches else { return nil }
+        guard matches else { return bridgedObject(at: index) as? T }  // a subclass's userdata
         return block.pointee.object?.takeUnretainedValue() as? T
     }
 
@@ -168,7 +173,7 @@ extension LuaStack {
             rawSet(methods, field: method.name)
             rawSet(methods, field: "bk_" + method.name)
         }
-        if cls.properties.isEmpty {
+        if cls.properties.isEmpty && cls.element == nil {
             rawSet(meta, field: "__index")  // plain table lookup: the VM's fast path
         } else {
             push(function: "__index") { stack throws(LuaRaise) in
@@ -206,6 +211,10 @@ extension LuaStack {
         if let key = stack.stringValue(2), let property = cls.properties[key] {
             guard let object = object(stack) else { return 0 }
             try property.get(object, stack)
+            return 1
+        }
+        if let element = cls.element, stack.type(at: 2) == .number, let i = stack.toInteger(2) {
+            guard let object = object(stack), try element(object, stack, i) else { return 0 }
             return 1
         }
         guard stack.pushMetatable(of: 1), stack.rawGet(-1, field: "methods") == .table else { return 0 }

@@ -1,0 +1,77 @@
+/// LuaLS type names for Swift types: `integer`, `number?`, `string[]`, `table<string, integer>`,
+/// class names.
+public enum LuaAnnotationTypes {
+    @inlinable public static func names<each A: LuaConvertible>(_ types: repeat (each A).Type) -> [String] {
+        var names: [String] = []
+        repeat names.append(name(each types))
+        return names
+    }
+
+    public static func name<T: LuaConvertible>(_ type: T.Type) -> String {
+        if let annotated = type as? any LuaAnnotatedType.Type { return annotated.luaAnnotationType }
+        if let enumeration = type as? any (LuaEnum & CaseIterable).Type { return caseUnion(enumeration) }
+        if let enumeration = type as? any LuaEnum.Type { return rawName(enumeration) }
+        if type == Int.self || type == Int64.self { return "integer" }
+        // Not `luaClass.name`: a class's own members are annotated while its Lua class is built.
+        if type is any LuaBridged.Type { return String(describing: type) }
+        switch type.luaTypeName {
+        case "value": return "any"
+        default: return type.luaTypeName
+        }
+    }
+
+    private static func rawName<E: LuaEnum>(_ type: E.Type) -> String { name(E.RawValue.self) }
+
+    /// A union in parentheses, so that `?` and `[]` apply to all of it.
+    static func grouped<T: LuaConvertible>(_ type: T.Type) -> String {
+        let name = name(type)
+        return name.contains("|") ? "(\(name))" : name
+    }
+
+    /// `"eco"|"comfort"`: the raw values a CaseIterable enum accepts.
+    private static func caseUnion<E: LuaEnum & CaseIterable>(_ type: E.Type) -> String {
+        type.allCases.map { value in
+            if let string = value.rawValue as? String { return "\"\(string)\"" }
+            return "\(value.rawValue)"
+        }.joined(separator: "|")
+    }
+}
+
+/// Types whose LuaLS name is not their `luaTypeName` (containers, optionals).
+public protocol LuaAnnotatedType {
+    static var luaAnnotationType: String { get }
+}
+
+extension Optional: LuaAnnotatedType where Wrapped: LuaConvertible {
+    public static var luaAnnotationType: String { LuaAnnotationTypes.grouped(Wrapped.self) + "?" }
+}
+
+extension Array: LuaAnnotatedType where Element: LuaConvertible {
+    public static var luaAnnotationType: String { LuaAnnotationTypes.grouped(Element.self) + "[]" }
+}
+
+extension Dictionary: LuaAnnotatedType where Key: LuaConvertible, Value: LuaConvertible {
+    public static var luaAnnotationType: String {
+        "table<\(LuaAnnotationTypes.name(Key.self)), \(LuaAnnotationTypes.name(Value.self))>"
+    }
+}
+
+/// What annotations say about one member.
+public struct LuaMemberAnnotation: Sendable {
+    enum Kind: Sendable { case function, property }
+    let kind: Kind
+    let name: String
+    let parameters: [(name: String, type: String)]
+    let result: String?
+    let readOnly: Bool
+
+    @usableFromInline static func function(_ name: String, _ parameterNames: [String], _ types: [String],
+                                           result: String?) -> LuaMemberAnnotation {
+        LuaMemberAnnotation(kind: .function, name: name,
+                            parameters: zip(parameterNames, types).map { ($0, $1) }, result: result, readOnly: false)
+    }
+
+    @usableFromInline static func property(_ name: String, _ type: String, readOnly: Bool) -> LuaMemberAnnotation {
+        LuaMemberAnnotation(kind: .property, name: name, parameters: [], result: type, readOnly: readOnly)
+    }
+}

@@ -1,0 +1,84 @@
+/// One member of an exported class as Lua sees it on instances, with its annotation. The macro
+/// writes these; they are `@inlinable` so each method is specialized in the host's module, the
+/// same fast path as a hand-written `LuaClass`.
+public struct LuaMember: Sendable {
+    @usableFromInline enum Kind: Sendable {
+        case method(BKFunction)
+        case property(LuaProperty)
+        case metamethod(BKFunction)
+    }
+    @usableFromInline let kind: Kind
+    @usableFromInline let annotation: LuaMemberAnnotation
+
+    @usableFromInline init(_ kind: Kind, _ annotation: LuaMemberAnnotation) {
+        self.kind = kind
+        self.annotation = annotation
+    }
+
+    /// `obj:name(args...)`.
+    @inlinable public static func method<T: LuaBridged & SendableMetatype, each A: LuaConvertible, R: LuaConvertible>(
+        _ name: String, _ parameters: [String], _ body: @escaping @Sendable (T, repeat each A) throws -> R
+    ) -> LuaMember {
+        LuaMember(.method(.method(name, body)),
+                  .function(name, parameters, LuaAnnotationTypes.names(repeat (each A).self), result: LuaAnnotationTypes.name(R.self)))
+    }
+
+    /// `obj:name(args...)` returning nothing.
+    @inlinable public static func method<T: LuaBridged & SendableMetatype, each A: LuaConvertible>(
+        _ name: String, _ parameters: [String], _ body: @escaping @Sendable (T, repeat each A) throws -> Void
+    ) -> LuaMember {
+        LuaMember(.method(.method(name, body)),
+                  .function(name, parameters, LuaAnnotationTypes.names(repeat (each A).self), result: nil))
+    }
+
+    /// A metamethod (`__call` from `callAsFunction`): called with the object first.
+    @inlinable public static func metamethod<T: LuaBridged & SendableMetatype, each A: LuaConvertible, R: LuaConvertible>(
+        _ name: String, _ parameters: [String], _ body: @escaping @Sendable (T, repeat each A) throws -> R
+    ) -> LuaMember {
+        LuaMember(.metamethod(.method(name, body)),
+                  .function(name, parameters, LuaAnnotationTypes.names(repeat (each A).self), result: LuaAnnotationTypes.name(R.self)))
+    }
+
+    /// A metamethod returning nothing.
+    @inlinable public static func metamethod<T: LuaBridged & SendableMetatype, each A: LuaConvertible>(
+        _ name: String, _ parameters: [String], _ body: @escaping @Sendable (T, repeat each A) throws -> Void
+    ) -> LuaMember {
+        LuaMember(.metamethod(.method(name, body)),
+                  .function(name, parameters, LuaAnnotationTypes.names(repeat (each A).self), result: nil))
+    }
+
+    /// `obj.name` and `obj.name = value`; a value of the wrong type is an error naming the field.
+    @inlinable public static func property<T: LuaBridged & SendableMetatype, V: LuaConvertible>(
+        _ name: String, get: @escaping @Sendable (T) -> V, set: @escaping @Sendable (T, V) -> Void
+    ) -> LuaMember {
+        LuaMember(.property(.readWrite(name, get: { (object: T, stack: LuaStack) throws(LuaRaise) in
+            get(object).push(on: stack)
+        }, set: { (object: T, stack: LuaStack, value: Int32) throws(LuaRaise) in
+            guard let converted = V.read(from: stack, at: value) else {
+                throw LuaMember.badValue(name, of: T.luaClass.name, expected: V.luaTypeName, stack, value)
+            }
+            set(object, converted)
+        })), .property(name, LuaAnnotationTypes.name(V.self), readOnly: false))
+    }
+
+    /// `obj.name`; assigning it is an error (`field 'name' of Counter is read-only`).
+    @inlinable public static func readOnlyProperty<T: LuaBridged & SendableMetatype, V: LuaConvertible>(
+        _ name: String, get: @escaping @Sendable (T) -> V
+    ) -> LuaMember {
+        LuaMember(.property(.readOnly(name) { (object: T, stack: LuaStack) throws(LuaRaise) in
+            get(object).push(on: stack)
+        }), .property(name, LuaAnnotationTypes.name(V.self), readOnly: true))
+    }
+
+    /// An `@LuaObserved` property: sets from Lua notify the object's Lua and Swift observers.
+    public static func observed<T: LuaObservable, V: LuaConvertible>(
+        _ name: String, _ keyPath: ReferenceWritableKeyPath<T, V>
+    ) -> LuaMember {
+        LuaMember(.property(.observable(name, keyPath)), .property(name, LuaAnnotationTypes.name(V.self), readOnly: false))
+    }
+
+    @usableFromInline static func badValue(_ name: String, of type: String, expected: String,
+                                           _ stack: LuaStack, _ value: Int32) -> LuaRaise {
+        .message("bad value for field '\(name)' of \(type) (\(expected) expected, got \(stack.typeName(at: value)))")
+    }
+}

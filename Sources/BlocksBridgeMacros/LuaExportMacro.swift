@@ -1,0 +1,169 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxMacros
+
+/// `@LuaExport`: a class's methods, properties, statics and initializers as a `LuaClass` and a
+/// class table (`LuaExportedType`). Values take a conformance instead (`LuaEnum`, `LuaCodable`).
+public struct LuaExportMacro: MemberMacro {
+    public static func expansion(
+        of node: AttributeSyntax,
+        providingMembersOf declaration: some DeclGroupSyntax,
+        conformingTo protocols: [TypeSyntax],
+        in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        guard let classDecl = declaration.as(ClassDeclSyntax.self) else {
+            checkValueType(declaration, context)
+            return []
+        }
+        if classDecl.genericParameterClause != nil {
+            context.diagnose(ExportDiagnostic.genericType.at(classDecl.name))
+            return []
+        }
+        let name = classDecl.name.text
+        let inherited = classDecl.inheritanceClause?.inheritedTypes.map(\.type.trimmedDescription) ?? []
+        // The base exported class names LuaExportable; its subclasses inherit it and name their
+        // superclass first. (The macro cannot add the conformance: a macro-added conformance that
+        // a subclass inherits crashes Swift 6.3 when the subclass is expanded.)
+        let isBase = inherited.contains("LuaExportable")
+        if !isBase && (inherited.first.map { SuperclassGuess.knownProtocols.contains($0) } ?? true) {
+            context.diagnose(ExportDiagnostic.missingConformance(name).at(classDecl.name))
+            return []
+        }
+        let superclass = isBase ? nil : inherited.first
+        let isSubclass = superclass != nil
+        let members = ExportedMembers(of: classDecl, inheritedNames: Set(inherited), in: context)
+        checkDuplicates(members, context)
+
+        let access = classDecl.modifiers.contains {
+            [.keyword(.public), .keyword(.open)].contains($0.name.tokenKind)
+        } ? "public " : classDecl.modifiers.contains { $0.name.tokenKind == .keyword(.package) } ? "package " : ""
+        let override = isSubclass ? "override " : ""
+        let storage = "luaExported_" + name
+
+        var instanceMembers = members.methods.map { method(name, $0, factory: "method") }
+        instanceMembers += members.properties.map { property(name, $0) }
+        instanceMembers += members.callAsFunction.map { method(name, $0, factory: "metamethod", luaName: "__call") }
+
+        var constructors = members.constructors
+        if !members.declaresInitializer && !isSubclass {
+            constructors = [ExportedFunction(swiftName: "init", luaName: "new", parameters: [], result: "",
+                                             throwing: false, node: Syntax(classDecl.name))]
+        }
+        var staticMembers = constructors.prefix(1).map { constructor(name, $0, factory: "constructor") }
+        for extra in constructors.dropFirst() {
+            context.diagnose(ExportDiagnostic.severalConstructors(extra.displayName).at(extra.node))
+        }
+        staticMembers += members.namedConstructors.map { constructor(name, $0, factory: "function") }
+        staticMembers += members.staticFunctions.map { staticFunction(name, $0) }
+        staticMembers += members.staticProperties.map { staticProperty(name, $0) }
+
+        var result: [DeclSyntax] = [
+            """
+            private static let \(raw: storage) = LuaExportedType(
+                \(raw: name).self,
+                name: "\(raw: name)",
+                superclass: \(raw: superclass.map { "\($0).luaExportedType" } ?? "nil"),
+                members: [\(raw: list(instanceMembers))],
+                classMembers: [\(raw: list(staticMembers))]
+            )
+            """,
+            "\(raw: access)\(raw: override)class var luaClass: LuaClass { \(raw: storage).luaClass }",
+            "\(raw: access)\(raw: override)class var luaExportedType: LuaExportedType { \(raw: storage) }",
+        ]
+        if !members.declaresObservers && !isSubclass {
+            // Every exported object can be observed; the observers are made on first use.
+            result.append("\(raw: access)lazy var luaObservers = LuaObservers()")
+        }
+        return result
+    }
+
+    private static func checkValueType(_ declaration: some DeclGroupSyntax, _ context: some MacroExpansionContext) {
+        let kind = declaration.is(StructDeclSyntax.self) ? "a struct"
+            : declaration.is(EnumDeclSyntax.self) ? "an enum"
+            : declaration.is(ActorDeclSyntax.self) ? "an actor"
+            : declaration.is(ProtocolDeclSyntax.self) ? "a protocol"
+            : declaration.is(ExtensionDeclSyntax.self) ? "an extension" : "this declaration"
+        context.diagnose(ExportDiagnostic.notExportable(kind: kind).at(declaration.introducer))
+    }
+
+    // MARK: Generated members
+
+    private static func list(_ items: [String]) -> String {
+        items.isEmpty ? "" : "\n" + items.map { "        " + $0 }.joined(separator: ",\n") + "\n    "
+    }
+
+    private static func closureParameters(_ function: ExportedFunction) -> [String] {
+        function.parameters.indices.map { "a\($0): \(function.parameters[$0].type)" }
+    }
+
+    private static func callArguments(_ function: ExportedFunction) -> String {
+        function.parameters.indices.map { index in
+            function.parameters[index].label.map { "\($0): a\(index)" } ?? "a\(index)"
+        }.joined(separator: ", ")
+    }
+
+    private static func parameterNames(_ function: ExportedFunction) -> String {
+        "[" + function.parameters.map { "\"\($0.luaName)\"" }.joined(separator: ", ") + "]"
+    }
+
+    private static func signature(_ parameters: [String], _ function: ExportedFunction, result: String?) -> String {
+        "(" + parameters.joined(separator: ", ") + ")" + (function.throwing ? " throws" : "") + " -> " + (result ?? "Void")
+    }
+
+    private static func method(_ type: String, _ function: ExportedFunction, factory: String, luaName: String? = nil) -> String {
+        let parameters = ["object: \(type)"] + closureParameters(function)
+        let call = (function.throwing ? "try " : "") + "object.\(function.swiftName)(\(callArguments(function)))"
+        return ".\(factory)(\"\(luaName ?? function.luaName)\", \(parameterNames(function))) { "
+            + signature(parameters, function, result: function.result) + " in \(call) }"
+    }
+
+    private static func property(_ type: String, _ property: ExportedProperty) -> String {
+        if property.observed && !property.readOnly {
+            return ".observed(\"\(property.luaName)\", \\\(type).\(property.swiftName))"
+        }
+        let get = "get: { (object: \(type)) in object.\(property.swiftName) }"
+        if property.readOnly { return ".readOnlyProperty(\"\(property.luaName)\", \(get))" }
+        return ".property(\"\(property.luaName)\", \(get), set: { (object: \(type), value) in object.\(property.swiftName) = value })"
+    }
+
+    private static func constructor(_ type: String, _ function: ExportedFunction, factory: String) -> String {
+        let result = function.result == "?" ? "\(type)?" : type
+        let call = (function.throwing ? "try " : "") + "\(type)(\(callArguments(function)))"
+        let name = factory == "constructor" ? "" : "\"\(function.luaName)\", "
+        return ".\(factory)(\(name)\(parameterNames(function))) { "
+            + signature(closureParameters(function), function, result: result) + " in \(call) }"
+    }
+
+    private static func staticFunction(_ type: String, _ function: ExportedFunction) -> String {
+        let call = (function.throwing ? "try " : "") + "\(type).\(function.swiftName)(\(callArguments(function)))"
+        return ".function(\"\(function.luaName)\", \(parameterNames(function))) { "
+            + signature(closureParameters(function), function, result: function.result) + " in \(call) }"
+    }
+
+    private static func staticProperty(_ type: String, _ property: ExportedProperty) -> String {
+        let get = "get: { \(type).\(property.swiftName) }"
+        if property.readOnly { return ".readOnlyProperty(\"\(property.luaName)\", \(get))" }
+        return ".property(\"\(property.luaName)\", \(get), set: { \(type).\(property.swiftName) = $0 })"
+    }
+
+    // MARK: Checks
+
+    /// Two members with one Lua name would silently shadow each other: an error naming both.
+    private static func checkDuplicates(_ members: ExportedMembers, _ context: some MacroExpansionContext) {
+        func check(_ entries: [(luaName: String, swiftName: String, node: Syntax)]) {
+            var seen: [String: String] = [:]
+            for entry in entries {
+                if let first = seen[entry.luaName] {
+                    context.diagnose(ExportDiagnostic.duplicateName(entry.luaName, first: first, second: entry.swiftName).at(entry.node))
+                } else {
+                    seen[entry.luaName] = entry.swiftName
+                }
+            }
+        }
+        check(members.methods.map { ($0.luaName, $0.displayName, $0.node) }
+              + members.properties.map { ($0.luaName, $0.swiftName, $0.node) })
+        check(members.staticFunctions.map { ($0.luaName, $0.displayName, $0.node) }
+              + members.namedConstructors.map { ($0.luaName, $0.displayName, $0.node) }
+              + members.staticProperties.map { ($0.luaName, $0.swiftName, $0.node) })
+    }
+}
