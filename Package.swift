@@ -19,7 +19,11 @@ let package = Package(
         ),
         // The C side of the boundary: Lua's macros as functions, the error trampoline, the allocator.
         .target(name: "CLuaShim", dependencies: ["CLua"], path: "Sources/CLuaShim"),
-        .target(name: "BlocksBridge", dependencies: ["CLua", "CLuaShim"]),
+        .target(
+            name: "BlocksBridge",
+            dependencies: ["CLua", "CLuaShim"],
+            resources: [.embedInCode("Tasks/TaskEngine.lua")]
+        ),
         // bklua's line editor: Debian's libedit-dev (BSD editline), driven one key at a time.
         .target(
             name: "CEdit",

@@ -531,4 +531,62 @@ function bk.hasEventHandlersForControlEvents(obj, events) end
 ---@return integer
 function bk.sendActionsForControlEvents(obj, events, ...) end
 
+-- Tasks
+
+---A function running as a task on the loop (`bk.async`).
+---@class bk.Task
+---@field isFinished boolean its function returned or raised
+---@field isCancelled boolean
+local Task = {}
+---Its pending or next suspension raises `bk.cancelled`; a finished task is left as it is.
+function Task:cancel() end
+---The same as `bk.await(task, timeout)`.
+---@param timeout? number
+---@return any ...
+function Task:result(timeout) end
+
+---@alias bk.Awaitable bk.Task|bk.BlockHandle|bk.Timer
+
+---Starts `f(...)` as a task at once; returns when it first suspends or finishes.
+---@param f async fun(...): ...
+---@param ... any
+---@return bk.Task
+function bk.async(f, ...) end
+
+---Waits for a task (its results; its error raised), a handle (nothing) or a timer's next firing.
+---Suspends the running task, else runs the loop. Raises `bk.cancelled`, or "timed out".
+---@async
+---@param x bk.Awaitable
+---@param timeout? number seconds
+---@return any ...
+function bk.await(x, timeout) end
+
+---Suspends the running task at least `seconds`; elsewhere runs the loop that long.
+---@async
+---@param seconds number finite, >= 0
+function bk.sleep(seconds) end
+
+---Waits for every item; entry i is `table.pack` of item i's results. The first failure raises.
+---@async
+---@param list bk.Awaitable[]
+---@param timeout? number
+---@return table[]
+function bk.awaitAll(list, timeout) end
+
+---Waits for the first item done: its index, then its results.
+---@async
+---@param list bk.Awaitable[]
+---@param timeout? number
+---@return integer index
+---@return any ...
+function bk.awaitAny(list, timeout) end
+
+---The running task, or nil.
+---@return bk.Task|nil
+function bk.currentTask() end
+
+---The value a cancelled task's suspension point raises (`tostring` is "cancelled").
+---@type table
+bk.cancelled = nil
+
 return bk

@@ -48,7 +48,7 @@ test("discovery ran and sees every exported function", function()
   -- The kinds of objects the contract promises are found (more may be added).
   local found = {}
   for _, name in ipairs(classes) do found[name] = true end
-  for _, name in ipairs({ "bk.Timer", "bk.BlockHandle", "bk.Queue", "bk.array", "bk.dictionary", "bk.set" }) do
+  for _, name in ipairs({ "bk.Timer", "bk.BlockHandle", "bk.Queue", "bk.array", "bk.dictionary", "bk.set", "bk.Task" }) do
     ok(found[name], "no object of class " .. name .. " discovered; found: " .. table.concat(classes, ", "))
   end
 end)

@@ -26,6 +26,9 @@ public final class BlockHandle: ScheduledWork, LuaBridged, @unchecked Sendable {
     // Guarded by the loop's mutex.
     var status = Status.scheduled
     var body: BlockBody
+    /// Lua functions (with their argument) to call on the main queue once the block finished or
+    /// was cancelled: how a task awaiting the handle is woken (`EventLoop.watch`).
+    var waiters: [LuaWaiter] = []
 
     init(loop: EventLoop, queue: BlockQueue, body: BlockBody) {
         self.loop = loop

@@ -20,19 +20,19 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     /// Used only while holding the state lock with `closed` false: the state sets `closed` under
     /// that lock (`stateWillClose`) before it goes, so it is alive whenever this is read.
     private unowned(unsafe) let state: LuaState
-    private let stateLock: StateLock
+    let stateLock: StateLock
     /// Guards the heap, counters and every handle's and timer's status.
     let mutex = PlainLock()
     var heap = TimerHeap()
     var nextSequence: UInt64 = 0
     /// Blocks handed to other queues that have not finished: they keep the loop alive too.
-    private var outstanding = 0
+    var outstanding = 0
     /// Registry references released by threads that did not hold the state lock.
     private var deferredReleases: [Int32] = []
     /// The thread driving the loop: work scheduled from any other thread wakes it.
     private var loopThread: UInt
-    private let stopRequested = Atomic<Bool>(false)
-    private let wakeup = WakeupPipe()
+    let stopRequested = Atomic<Bool>(false)
+    let wakeup = WakeupPipe()
     /// Idle Lua threads (with their registry references) for running blocks: each entry into Lua
     /// gets a stack of its own, whatever the thread that owns the state's main stack is doing.
     private var idleThreads: [(ref: Int32, thread: OpaquePointer)] = []
@@ -231,7 +231,9 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         let body = handle.body
         handle.body = .none
         let wake = loopThread != UInt(pthread_self())
+        let waiters = takeWaiters(&handle.waiters)
         mutex.unlock()
+        notify(waiters)
         release(body, on: stack)
         if wake { wakeup.signal() }
     }
@@ -272,7 +274,11 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
             break
         case .run(let handle, let body):
             invoke(body, on: stack)
-            mutex.withLock { if handle.status == .running { handle.status = .finished } }
+            let waiters = mutex.withLock {
+                if handle.status == .running { handle.status = .finished }
+                return takeWaiters(&handle.waiters)
+            }
+            notify(waiters)
         case .dispatch(let handle):
             dispatch(handle)
         case .fire(let timer, let body, let releasing):
@@ -315,10 +321,12 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
             ran = true
         }
         guard ran else { return }
-        mutex.withLock {
+        let waiters = mutex.withLock {
             handle.status = .finished
             outstanding -= 1
+            return takeWaiters(&handle.waiters)
         }
+        notify(waiters)
         wakeup.signal()
     }
 
@@ -408,7 +416,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
 
     func wake() { wakeup.signal() }
 
-    private var isClosed: Bool { mutex.withLock { closed } }
+    var isClosed: Bool { mutex.withLock { closed } }
 
     /// Whether the calling thread drives the loop (under `mutex`).
     var isLoopThreadLocked: Bool { loopThread == UInt(pthread_self()) }

@@ -10,5 +10,6 @@ extension BKModule {
         .observation,
         .dynamicDelegates,
         .eventHandlers,
+        .tasks,
     ]
 }

@@ -18,6 +18,9 @@ public final class BlockTimer: ScheduledWork, LuaBridged, @unchecked Sendable {
     // Guarded by the loop's mutex.
     var valid = true
     var body: TimerBody
+    /// How many times the body ran, and who awaits the next firing (`EventLoop.watch`).
+    var firings = 0
+    var waiters: [LuaWaiter] = []
 
     /// NSTimer's floor for intervals.
     static let minimumInterval = 0.0001
@@ -51,6 +54,12 @@ public final class BlockTimer: ScheduledWork, LuaBridged, @unchecked Sendable {
 
     /// Calls the timer's body with the timer; `releasing` frees a Lua function once pushed.
     func invoke(_ body: TimerBody, releasing: Bool, on stack: LuaStack?) {
+        // Counted before the body runs: a body awaiting its own timer waits for the next firing.
+        let waiters = loop.mutex.withLock {
+            firings += 1
+            return takeWaiters(&self.waiters)
+        }
+        loop.notify(waiters)
         switch body {
         case .none:
             break

@@ -135,7 +135,8 @@ add("hostile all metamethods", setmetatable({ 1 }, {
 
 local function isAcceptableError(err)
   if type(err) == "string" then return true end
-  return err == SENTINEL or err == BADERROR or err == nil  -- a callback's own error value, unchanged
+  -- A callback's own error value, unchanged; bk.cancelled from a cancelled task.
+  return err == SENTINEL or err == BADERROR or err == nil or rawequal(err, bk.cancelled)
 end
 
 local distinct = {}  -- MATRIX_VERBOSE=1 lists the distinct error messages seen
@@ -256,7 +257,18 @@ end
 
 -- Functions that run the loop must not see pending work with an unbounded time: they get their own
 -- child and never run while discovering objects.
-local blocking = { run = true }
+-- The task functions that wait (outside a task they run the loop until done, e.g. bk.sleep(1e308))
+-- are called inside a task instead, cancelled at once if it suspends.
+local blocking = { run = true, await = true, sleep = true, awaitAll = true, awaitAny = true }
+local waitsInTask = { await = true, sleep = true, awaitAll = true, awaitAny = true }
+
+local function inTask(f)
+  return function(...)
+    local task = bk.async(f, ...)
+    if not task.isFinished then task:cancel() end
+    return task:result()
+  end
+end
 
 local function functionNames()
   local names = {}
@@ -367,6 +379,7 @@ elseif mode == "function" then
     extraPool = objects
     for _, o in ipairs(objects) do add("object " .. tostring(classOf(o)), o) end
   end
+  if waitsInTask[target] then f = inTask(f) end
   matrix(f, target, "bk." .. target)
   finish()
 elseif mode == "class" then
