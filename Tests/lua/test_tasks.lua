@@ -423,3 +423,52 @@ test("outside a task, a helper's block may sleep: it runs the loop", function()
   eq(r[1], 1)
   eq(fired, true)
 end)
+
+test("a delayed block that suspends runs on as a task; its handle is finished when it ends", function()
+  bk.async(function() end)  -- the engine is loaded (blocks run as tasks from then on)
+  local log = {}
+  local h = bk.performBlock(function()
+    log[#log + 1] = "start"
+    ok(bk.currentTask() ~= nil, "the block runs as a task")
+    bk.sleep(0.01)
+    log[#log + 1] = "end"
+  end, 0)
+  bk.performBlock(function() log[#log + 1] = "other" end, 0.002)
+  bk.sleep(0.004)
+  eq(table.concat(log, ","), "start,other", "the loop ran on while the block slept")
+  eq(h.isFinished, false)
+  bk.await(h)
+  eq(h.isFinished, true)
+  eq(table.concat(log, ","), "start,other,end")
+end)
+
+test("a timer block that suspends runs as a task; the timer fires again meanwhile", function()
+  bk.async(function() end)
+  local started, ended = 0, 0
+  local timer = bk.scheduledTimerWithTimeInterval(0.002, function()
+    started = started + 1
+    bk.sleep(0.02)
+    ended = ended + 1
+  end, true)
+  bk.sleep(0.012)
+  timer:invalidate()
+  ok(started >= 2, "fired " .. started .. " times while earlier firings slept")
+  eq(ended, 0)
+  bk.run()
+  eq(ended, started)
+end)
+
+test("a delayed block failing after it suspended is reported with its traceback", function()
+  bk.async(function() end)
+  local reports = capturingErrors(function()
+    bk.performBlock(function() bk.sleep(0) error("block failed late") end, 0)
+    bk.performBlock(function() error("block failed at once") end, 0)
+  end)
+  eq(#reports, 2)
+  local joined = table.concat(reports, "\n")
+  for _, text in ipairs({ "block failed at once", "block failed late" }) do
+    local found
+    for _, r in ipairs(reports) do if r:find(text, 1, true) then found = r end end
+    ok(found and found:find("stack traceback", 1, true), text .. " reported with a traceback: " .. joined)
+  end
+end)

@@ -273,7 +273,8 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         case .nothing:
             break
         case .run(let handle, let body):
-            invoke(body, on: stack)
+            // A block that suspended (bk.sleep) runs on as a task: finished when it ends.
+            if invoke(body, on: stack, asTaskOf: handle) { break }
             let waiters = mutex.withLock {
                 if handle.status == .running { handle.status = .finished }
                 return takeWaiters(&handle.waiters)
@@ -331,26 +332,51 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     }
 
     /// Calls a block's body. A Lua function's references are released before the call (the stack
-    /// holds the values while it runs).
-    func invoke(_ body: BlockBody, on stack: LuaStack?) {
+    /// holds the values while it runs). With `asTaskOf` (main-queue blocks), a Lua block runs as a
+    /// task when the tasks engine is loaded: returns true when it suspended (it goes on as a task,
+    /// and the engine marks the handle finished when it ends).
+    @discardableResult
+    func invoke(_ body: BlockBody, on stack: LuaStack?, asTaskOf handle: BlockHandle? = nil) -> Bool {
         switch body {
         case .none:
-            break
+            return false
         case .swift(let closure):
             closure()
+            return false
         case .lua(let function, let object):
-            guard let stack else { return }
-            _ = stack.ensureSpace(4)
+            guard let stack else { return false }
+            _ = stack.ensureSpace(6)
+            let base = stack.top
+            var arguments: Int32 = 0
+            if let handle, TaskEngine.pushBlockRunner(on: stack) {
+                stack.push(object: handle)
+                arguments = 1
+            }
+            let asTask = arguments == 1
             lua_rawgeti(stack.L, LuaStack.registryIndex, lua_Integer(function))
             luaL_unref(stack.L, LuaStack.registryIndex, function)
-            var arguments: Int32 = 0
+            if asTask { arguments += 1 }
             if object != LUA_NOREF {
                 lua_rawgeti(stack.L, LuaStack.registryIndex, lua_Integer(object))
                 luaL_unref(stack.L, LuaStack.registryIndex, object)
-                arguments = 1
+                arguments += 1
             }
-            stack.callReportingErrors(arguments: arguments, results: 0)
+            let ok = stack.callReportingErrors(arguments: arguments, results: asTask ? 1 : 0)
+            let suspended = asTask && ok && stack.toBool(-1)
+            stack.top = base
+            return suspended
         }
+        return false
+    }
+
+    /// The engine reports that a block which suspended has ended (`asTaskOf`).
+    func finishSuspendedBlock(_ handle: BlockHandle) {
+        let waiters: [LuaWaiter] = mutex.withLock {
+            guard handle.status == .running else { return [] }
+            handle.status = .finished
+            return takeWaiters(&handle.waiters)
+        }
+        notify(waiters)
     }
 
     // MARK: - Entering Lua

@@ -23,7 +23,7 @@ local performBlock, cancelBlock, now = bk.performBlock, bk.cancelBlock, bk.now
 local runUntil, watchHandle, watchTimer = native.runUntil, native.watchHandle, native.watchTimer
 local report, recordTraceback, rawmetatable = native.report, native.recordTraceback, native.getmetatable
 local traceback = native.traceback
-local isHandle, isTimer = native.isHandle, native.isTimer
+local isHandle, isTimer, finishHandle = native.isHandle, native.isTimer, native.finishHandle
 
 -- MARK: values and errors
 
@@ -51,8 +51,8 @@ end
 -- MARK: tasks
 
 -- Private keys of a task table.
-local CO, STATE, RESULTS, WAITERS, CANCELLED, OBSERVED, QUEUED, NESTED, WOKE, SLEEP, SEQ, TRACED =
-  {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}
+local CO, STATE, RESULTS, WAITERS, CANCELLED, OBSERVED, QUEUED, NESTED, WOKE, SLEEP, SEQ, TRACED, BLOCK =
+  {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}
 
 -- STATE values. A task is "running" from bk.async until its function returns or raises.
 local RUNNING, DONE, FAILED = 1, 2, 3
@@ -83,7 +83,7 @@ end
 local ready, head, tail = {}, 1, 0
 local draining = false
 
-local settle  -- forward
+local settle, runBlock, starting  -- forward
 
 local function restore(previous, ...)
   current = previous
@@ -164,7 +164,18 @@ function settle(task, resumed, signal, ...)
   rawset(task, STATE, ok and DONE or FAILED)
   local waiters = rawget(task, WAITERS)
   rawset(task, WAITERS, nil)
-  if not ok and not rawequal(results[1], cancelled) then
+  local block = rawget(task, BLOCK)
+  if block ~= nil then
+    -- A delayed or timer block that ran as a task. Ended at once: runBlock raises its error for
+    -- the loop to report. Ended after suspending: reported now; its handle is finished.
+    if task ~= starting then
+      if block ~= false then finishHandle(block) end
+      if not ok and not rawequal(results[1], cancelled) and (waiters == nil or next(waiters) == nil) then
+        rawset(task, OBSERVED, true)
+        report(traceback(results[1]))
+      end
+    end
+  elseif not ok and not rawequal(results[1], cancelled) then
     -- Reported on the next turn of the loop unless someone awaits it by then.
     if waiters ~= nil and next(waiters) ~= nil then rawset(task, OBSERVED, true)
     else
@@ -187,6 +198,22 @@ local function async(f, ...)
   local task = setmetatable({ [CO] = create(body), [STATE] = RUNNING }, Task)
   step(task, f, ...)
   return task
+end
+
+-- A delayed block (its handle) or timer block (false) run by the loop as a task of its own, so
+-- that it may suspend. Returns true when it suspended (it ends later); raises its error when it
+-- failed at once (the loop reports it with the traceback recorded where it was raised).
+function runBlock(handle, f, ...)
+  local task = setmetatable({ [CO] = create(body), [STATE] = RUNNING, [BLOCK] = handle or false }, Task)
+  local previous = starting
+  starting = task
+  step(task, f, ...)
+  starting = previous
+  local state = rawget(task, STATE)
+  if state == RUNNING then return true end
+  rawset(task, OBSERVED, true)
+  if state == FAILED then error(rawget(task, RESULTS)[1], 0) end
+  return false
 end
 
 local function cancel(task)
@@ -550,6 +577,7 @@ return {
   awaitAny = awaitAny,
   currentTask = currentTask,
 }, {
+  runBlock = runBlock,
   kinds = kinds,
   notify = notify,
   isTask = isTask,

@@ -50,6 +50,11 @@ enum TaskPrimitives {
             stack.push(state.valid)
             return 2
         }
+        // finishHandle(handle): a delayed block that suspended has ended.
+        add("finishHandle") { stack in
+            if let handle = stack.toObject(BlockHandle.self, at: 1) { handle.loop.finishSuspendedBlock(handle) }
+            return 0
+        }
         add("isHandle") { stack in
             stack.push(stack.toObject(BlockHandle.self, at: 1) != nil)
             return 1

@@ -63,6 +63,19 @@ enum TaskEngine {
         }
     }
 
+    /// Pushes the engine's `runBlock(handle|nil, f, ...)` when the engine is loaded; false (nothing
+    /// pushed) before. Delayed and timer blocks run through it, as tasks that may suspend.
+    static func pushBlockRunner(on stack: LuaStack) -> Bool {
+        if stack.rawGet(LuaStack.registryIndex, field: registryKey) != .table {
+            stack.pop()
+            return false
+        }
+        let found = stack.rawGet(-1, field: "runBlock") == .function
+        stack.remove(at: -2)
+        if !found { stack.pop() }
+        return found
+    }
+
     /// `bk.cancelled`: a unique value whose tostring is "cancelled", that scripts cannot change.
     private static func pushCancelled(on stack: LuaStack) {
         stack.pushNewTable()

@@ -67,11 +67,16 @@ public final class BlockTimer: ScheduledWork, LuaBridged, @unchecked Sendable {
             closure(self)
         case .lua(let function):
             guard let stack else { return }
-            _ = stack.ensureSpace(4)
+            _ = stack.ensureSpace(6)
+            let base = stack.top
+            // Runs as a task of its own when it suspends (once the tasks engine is loaded).
+            let asTask = TaskEngine.pushBlockRunner(on: stack)
+            if asTask { stack.pushNil() }  // no handle
             lua_rawgeti(stack.L, LuaStack.registryIndex, lua_Integer(function))
             if releasing { luaL_unref(stack.L, LuaStack.registryIndex, function) }
             stack.push(object: self)
-            stack.callReportingErrors(arguments: 1, results: 0)
+            stack.callReportingErrors(arguments: asTask ? 3 : 1, results: 0)
+            stack.top = base
         }
     }
 
