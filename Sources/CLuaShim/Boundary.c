@@ -148,11 +148,12 @@ typedef struct bk_function {
 static const char bk_function_tag = 0;
 static const char *const bk_function_meta = "bk.SwiftFunction";
 
+// One call into Lua on the hot path. A light userdata a script put there (the registry's keys are
+// the only ones it can reach) points at a static or an allocation of at least a pointer's size,
+// so reading its first word is safe, and it never holds the tag.
 static bk_function *bk_tofunction(lua_State *L, int idx) {
     bk_function *f = (bk_function *)lua_touserdata(L, idx);
-    if (f == NULL || lua_type(L, idx) != LUA_TUSERDATA || lua_rawlen(L, idx) != sizeof(bk_function) ||
-        f->tag != &bk_function_tag)
-        return NULL;
+    if (__builtin_expect(f == NULL || f->tag != &bk_function_tag, 0)) return NULL;
     return f;
 }
 
@@ -327,8 +328,8 @@ int bk_resume(lua_State *co, lua_State *from, int nargs, int *nresults) {
 
 // A block's error leaves the helper unchanged (as from pcall or table.sort); its traceback is kept
 // on the side, for whoever reports the error later (bk.onError, bklua's top level).
-static const char bk_last_error_key = 0;      // registry[&key] = the error value last recorded
-static const char bk_last_traceback_key = 0;  // registry[&key] = its traceback (a string)
+static const void *const bk_last_error_key = NULL;      // registry[&key] = the error value last recorded
+static const void *const bk_last_traceback_key = NULL;  // registry[&key] = its traceback (a string)
 
 static void bk_pushtraceback(lua_State *L, int idx) {
     idx = lua_absindex(L, idx);

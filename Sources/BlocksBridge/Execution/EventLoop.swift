@@ -481,7 +481,8 @@ extension LuaState {
 
 /// The registry key (a light userdata) under which a state keeps its loop's address, so the hot
 /// functions (`performBlock`) find it with one raw read instead of a Swift dictionary lookup.
-nonisolated(unsafe) private let eventLoopKey = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+// A pointer's size: the trampoline may read the first word of any light userdata (Boundary.c).
+nonisolated(unsafe) private let eventLoopKey = UnsafeMutableRawPointer.allocate(byteCount: 8, alignment: 8)
 
 extension LuaStack {
     /// The loop of this stack's state (the state keeps it alive as long as Lua runs).
