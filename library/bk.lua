@@ -241,6 +241,12 @@ function bk.invocationWithTarget(target, f) end
 local BlockHandle = {}
 ---The block will not run; after it ran, or a second time, does nothing.
 function BlockHandle:cancel() end
+---It still runs while the loop runs, but does not keep the loop alive.
+---@return bk.BlockHandle self
+function BlockHandle:unref() end
+---Undoes `unref()`.
+---@return bk.BlockHandle self
+function BlockHandle:ref() end
 
 ---The loop's own queue: blocks run on the thread running `bk.run`.
 ---@type bk.Queue
@@ -317,6 +323,12 @@ function Timer:fire() end
 ---Starts a timer made by `bk.timerWithTimeInterval`.
 ---@return bk.Timer
 function Timer:schedule() end
+---It still fires while the loop runs, but does not keep the loop alive.
+---@return bk.Timer self
+function Timer:unref() end
+---Undoes `unref()`.
+---@return bk.Timer self
+function Timer:ref() end
 
 ---A timer already on the loop: `f(timer)` after `interval` seconds, repeatedly when `repeats`.
 ---@param interval number seconds (at least 0.1 ms)
@@ -588,5 +600,35 @@ function bk.currentTask() end
 ---The value a cancelled task's suspension point raises (`tostring` is "cancelled").
 ---@type table
 bk.cancelled = nil
+
+---A callable that runs its function once, `delay` after the latest call (`bk.debounce`).
+---@class bk.Debounced
+local Debounced = {}
+---Drops the pending call.
+function Debounced:cancel() end
+---Runs the pending call now.
+---@return any ...
+function Debounced:flush() end
+
+---A callable that runs its function at most once per interval (`bk.throttle`).
+---@class bk.Throttled
+local Throttled = {}
+---Drops the kept (trailing) call.
+function Throttled:cancel() end
+---Runs the kept call now.
+---@return any ...
+function Throttled:flush() end
+
+---Each call (re)schedules `f(...)` `delay` seconds after the latest call.
+---@param f function
+---@param delay number
+---@return bk.Debounced
+function bk.debounce(f, delay) end
+
+---Runs `f` at once, then at most once per `interval` with the latest arguments.
+---@param f function
+---@param interval number
+---@return bk.Throttled
+function bk.throttle(f, interval) end
 
 return bk

@@ -472,3 +472,108 @@ test("a delayed block failing after it suspended is reported with its traceback"
     ok(found and found:find("stack traceback", 1, true), text .. " reported with a traceback: " .. joined)
   end
 end)
+
+test("unref: an unreferenced timer or block still runs while the loop runs, but does not keep it alive", function()
+  local ticks = 0
+  local timer = bk.scheduledTimerWithTimeInterval(0.001, function() ticks = ticks + 1 end, true)
+  eq(timer:unref(), timer)
+  local late = bk.performBlock(function() error("must not run: nothing keeps the loop alive for it") end, 5):unref()
+  eq(bk.pending(), 0)
+  local done = false
+  bk.performBlock(function() done = true end, 0.02)
+  eq(bk.pending(), 1)
+  eq(bk.run(), true, "idle once the referenced block ran")
+  eq(done, true)
+  ok(ticks >= 1, "the unreferenced timer fired while the loop ran")
+  -- ref() makes it count again.
+  timer:ref()
+  eq(bk.pending(), 1)
+  timer:invalidate()
+  late:ref()
+  eq(bk.pending(), 1)
+  late:cancel()
+  eq(bk.pending(), 0)
+  -- Awaiting an unreferenced timer still waits for it.
+  local once = bk.scheduledTimerWithTimeInterval(0.002, function() end):unref()
+  bk.await(once)
+  eq(once.isValid, false)
+end)
+
+test("bk.debounce runs f once, delay after the latest call, with that call's arguments", function()
+  local calls = {}
+  local d = bk.debounce(function(...) calls[#calls + 1] = table.concat({ ... }, ",") end, 0.01)
+  d(1); d(2); d(3, 4)
+  eq(#calls, 0)
+  bk.run()
+  eq(#calls, 1)
+  eq(calls[1], "3,4")
+  d(5)
+  d:cancel()
+  bk.run()
+  eq(#calls, 1, "cancel drops the pending call")
+  d(6)
+  d:flush()
+  eq(calls[2], "6", "flush runs it now")
+  eq(bk.pending(), 0)
+  d:flush()  -- nothing pending: nothing happens
+  eq(#calls, 2)
+  eq(tostring(d), "bk.Debounced(idle)")
+end)
+
+test("bk.throttle runs f at once, then at most once per interval with the latest arguments", function()
+  local calls = {}
+  local t = bk.throttle(function(x) calls[#calls + 1] = x return "ran" end, 0.02)
+  eq(t("a"), "ran")
+  t("b"); t("c")
+  eq(table.concat(calls, ","), "a")
+  bk.run()
+  eq(table.concat(calls, ","), "a,c", "the trailing call ran with the latest arguments")
+  t("d")
+  t("e")
+  t:cancel()
+  bk.run()
+  eq(table.concat(calls, ","), "a,c,d", "cancel drops the trailing call")
+  t("f"); t("g")
+  t:flush()
+  eq(table.concat(calls, ","), "a,c,d,f,g")
+  bk.run()
+end)
+
+test("debounce and throttle check their arguments", function()
+  raises("bad argument #1 to 'debounce' (function expected, got nil)", bk.debounce)
+  raises("bad argument #2 to 'debounce' (number expected, got nil)", bk.debounce, print)
+  raises("bad argument #2 to 'throttle' (duration must be a finite number >= 0)", bk.throttle, print, -1)
+  raises("calling 'flush' on bad self (bk.Debounced expected, got table)", bk.debounce(print, 0).flush, {})
+  raises("cannot set field 'x' of bk.Throttled", function() bk.throttle(print, 0).x = 1 end)
+end)
+
+local MODULE_DIR = os.getenv("BK_MODULE_DIR")
+if not MODULE_DIR then
+  print("SKIPPED test_tasks: stock lua5.4 exit with pending work (BK_MODULE_DIR is not set; scripts/test sets it)")
+else
+  local function stock(script)
+    return shell("LUA_CPATH='" .. MODULE_DIR .. "/?.so;;' " .. (os.getenv("LUA") or "lua5.4")
+      .. " -e '" .. script:gsub("'", "'\\''") .. "'")
+  end
+
+  test("stock lua5.4: pending work at exit is named on stderr, never dropped silently", function()
+    local out, code = stock([[local bk = require "bk"; bk.performBlock(print, 0.1); bk.performBlock(print, 1)]])
+    eq(out, "bk: 2 pending blocks or timers dropped as Lua closes: call bk.run() at the end of the script to run them\n")
+    eq(code, 0)
+    out = stock([[local bk = require "bk"; bk.performBlock(function() print("ran") end, 0); bk.run()]])
+    eq(out, "ran\n", "nothing pending: no warning")
+    out = stock([[local bk = require "bk"; bk.scheduledTimerWithTimeInterval(1, print, true):unref()]])
+    eq(out, "", "unreferenced work does not count")
+  end)
+
+  test("stock lua5.4: top-level await and sleep run the loop", function()
+    local out = stock([[
+      local bk = require "bk"
+      local t = bk.async(function(x) bk.sleep(0.01) return x * 2 end, 21)
+      io.write(tostring(t.isFinished), " ")
+      bk.sleep(0.001)
+      print(bk.await(t), bk.pending())
+    ]])
+    eq(out, "false 42\t0\n")
+  end)
+end

@@ -17,6 +17,8 @@ func takeWaiters(_ waiters: inout [LuaWaiter]) -> [LuaWaiter] {
 /// How a wait on the loop ended (`run(seconds:until:)`).
 enum LoopWaitOutcome: String {
     case done, timeout, stopped
+    /// Ctrl-C at bklua's prompt (`interrupt`).
+    case interrupted
     /// Nothing is scheduled that could ever make the condition true.
     case idle
 }
@@ -24,6 +26,15 @@ enum LoopWaitOutcome: String {
 extension EventLoop {
     /// Calls each waiter's function with its argument on the main queue, on the loop's next turn.
     /// Needs no state lock (it only moves references onto new blocks).
+    /// `unref()` / `ref()` of a handle or timer: whether it keeps the loop alive.
+    func setReferenced(_ work: ScheduledWork, _ referenced: Bool) {
+        let wake = mutex.withLock {
+            heap.setReferenced(work, referenced)
+            return !isLoopThreadLocked
+        }
+        if wake { self.wake() }  // a loop waiting only for it may now be idle
+    }
+
     func notify(_ waiters: [LuaWaiter]) {
         for waiter in waiters {
             let handle = BlockHandle(loop: self, queue: .main,
@@ -73,7 +84,9 @@ extension EventLoop {
             if isClosed { return .idle }
             runDueWork()
             if isDone() { return .done }
-            if stopRequested.exchange(false, ordering: .relaxed) { return .stopped }
+            if stopRequested.exchange(false, ordering: .relaxed) {
+                return interruptRequested.exchange(false, ordering: .relaxed) ? .interrupted : .stopped
+            }
             let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.firstDeadline) }
             if pending == 0 { return .idle }
             let now = MonotonicClock.now()

@@ -32,6 +32,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     /// The thread driving the loop: work scheduled from any other thread wakes it.
     private var loopThread: UInt
     let stopRequested = Atomic<Bool>(false)
+    let interruptRequested = Atomic<Bool>(false)
     let wakeup = WakeupPipe()
     /// Idle Lua threads (with their registry references) for running blocks: each entry into Lua
     /// gets a stack of its own, whatever the thread that owns the state's main stack is doing.
@@ -92,9 +93,9 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     public var wakeupDescriptor: Int32 { wakeup.readDescriptor }
 
     /// Blocks and timers that keep the loop alive: scheduled blocks, valid scheduled timers and
-    /// blocks running or queued on other queues.
+    /// blocks running or queued on other queues, except those `unref()`ed.
     public var pendingCount: Int {
-        mutex.withLock { heap.count + outstanding }
+        mutex.withLock { heap.referencedCount + outstanding }
     }
 
     /// Runs the loop until nothing is pending (true), `stop` is called or `seconds` have passed
@@ -108,8 +109,11 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         defer { stateLock.unlock() }
         while true {
             runDueWork()
-            if stopRequested.exchange(false, ordering: .relaxed) { return false }
-            let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.firstDeadline) }
+            if stopRequested.exchange(false, ordering: .relaxed) {
+                interruptRequested.store(false, ordering: .relaxed)
+                return false
+            }
+            let (pending, next) = mutex.withLock { (heap.referencedCount + outstanding, heap.firstDeadline) }
             if pending == 0 { return true }
             let now = MonotonicClock.now()
             var timeout = next.map { $0 > now ? $0 - now : 0 }
@@ -120,6 +124,13 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
             if timeout == 0 { continue }
             stateLock.withoutHolding { wakeup.wait(nanoseconds: timeout) }
         }
+    }
+
+    /// `stop`, for Ctrl-C at bklua's prompt: a wait of `bk.await` outside a task also cancels
+    /// what it awaits (`LoopWaitOutcome.interrupted`).
+    public func interrupt() {
+        interruptRequested.store(true, ordering: .relaxed)
+        stop()
     }
 
     /// Ends the innermost running `run` (or `waitUntilIdle`) after the block running now.
@@ -135,7 +146,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         while !Task.isCancelled, !isClosed {
             runDueWork()
             if stopRequested.exchange(false, ordering: .relaxed) { return }
-            let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.firstDeadline) }
+            let (pending, next) = mutex.withLock { (heap.referencedCount + outstanding, heap.firstDeadline) }
             if pending == 0 { return }
             let now = MonotonicClock.now()
             let timeout = next.map { $0 > now ? $0 - now : 0 }

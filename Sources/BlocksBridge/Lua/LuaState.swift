@@ -145,6 +145,11 @@ public final class LuaState {
         return created
     }
 
+    /// The state's instance of `type` if one was made (never creates it).
+    func existingExtensionObject<T: AnyObject>(_ type: T.Type) -> T? {
+        extensions[ObjectIdentifier(type)] as? T
+    }
+
     // MARK: References
 
     func release(registryRef id: Int32) {

@@ -83,7 +83,7 @@ end
 local ready, head, tail = {}, 1, 0
 local draining = false
 
-local settle, runBlock, starting  -- forward
+local settle, runBlock, starting, cancelWork  -- forward
 
 local function restore(previous, ...)
   current = previous
@@ -324,7 +324,7 @@ end
 -- in a task whose caller cannot yield: a block called by a C helper). attach(waiter) /
 -- detach(waiter) register the waiter with what it waits on. Raises bk.cancelled when the task is
 -- cancelled, "timed out" after `timeout` seconds (level: the user's call, from wait's caller).
-local function wait(check, attach, detach, timeout, level)
+local function wait(check, attach, detach, timeout, level, interrupt)
   local task = runningTask()
   if task ~= nil and rawget(task, CANCELLED) then error(cancelled) end
   if check() then return end
@@ -377,7 +377,17 @@ local function wait(check, attach, detach, timeout, level)
   if outcome == "timeout" then error("timed out", level + 1) end
   if outcome == "stopped" then error("stopped by bk.stop() before it was done", level + 1) end
   if outcome == "idle" then error("would wait forever: nothing pending on the loop can finish it", level + 1) end
+  if outcome == "interrupted" then
+    -- Ctrl-C at bklua's prompt: what the prompt was waiting for is cancelled too.
+    if interrupt ~= nil then interrupt() end
+    error("interrupted", level + 1)
+  end
   error(outcome, 0)  -- runUntil's own error (bk.run refused on another queue's thread)
+end
+
+-- Cancels a task or a handle (an interrupted wait's work); anything else is left as it is.
+function cancelWork(x)
+  if isTask(x) then cancel(x) elseif isHandle(x) then cancelBlock(x) end
 end
 
 local function results(outcome)
@@ -403,7 +413,7 @@ local function await(x, timeout)
     outcome = kind.poll(x, token)
     return outcome ~= nil
   end, function(waiter) kind.attach(x, waiter, token) end, function(waiter) kind.detach(x, waiter) end,
-  timeout, 2)
+  timeout, 2, function() cancelWork(x) end)
   return results(outcome)
 end
 
@@ -462,6 +472,10 @@ local function listItems(list, name)
   return items
 end
 
+local function cancelAll(items)
+  return function() for i = 1, #items do cancelWork(items[i][1]) end end
+end
+
 local function attachAll(items)
   return function(waiter) for i = 1, #items do local it = items[i] it[2].attach(it[1], waiter, it[3]) end end,
     function(waiter) for i = 1, #items do local it = items[i] it[2].detach(it[1], waiter) end end
@@ -494,7 +508,7 @@ local function awaitAll(list, timeout)
       end
     end
     return all or failed ~= nil
-  end, attach, detach, timeout, 2)
+  end, attach, detach, timeout, 2, cancelAll(items))
   if failed ~= nil then error(outcomes[failed][2], 0) end
   local list = {}
   for i = 1, #items do
@@ -521,7 +535,7 @@ local function awaitAny(list, timeout)
       end
     end
     return first ~= nil
-  end, attach, detach, timeout, 2)
+  end, attach, detach, timeout, 2, cancelAll(items))
   return first, results(firstOutcome)
 end
 
@@ -566,6 +580,118 @@ end
 Task.methods = methods
 Task.__metatable = "bk.Task"
 
+
+-- MARK: debounce and throttle
+
+-- Private keys of bk.Debounced / bk.Throttled objects.
+local FN, INTERVAL, PENDING, ARGS = {}, {}, {}, {}
+
+local function pack(...) return { n = select("#", ...), ... } end
+
+local function limiterClass(name)
+  local class = { __name = name, __metatable = name }
+  local methods = {}
+  class.methods = methods
+  function class.__index(_, k) return methods[k] end
+  function class.__newindex(_, k) error(("cannot set field '%s' of %s"):format(tostring(k), name), 2) end
+  function class.__tostring(o)
+    return name .. "(" .. (rawget(o, PENDING) ~= nil and "pending" or "idle") .. ")"
+  end
+  local function check(o, method)
+    if type(o) ~= "table" or rawmetatable(o) ~= class or rawget(o, FN) == nil then
+      error(("calling '%s' on bad self (%s expected, got %s)"):format(method, name, typeName(o)), 3)
+    end
+  end
+  return class, methods, check
+end
+
+local Debounced, debouncedMethods, checkDebounced = limiterClass("bk.Debounced")
+
+local function debounceFire(d)
+  rawset(d, PENDING, nil)
+  local args = rawget(d, ARGS)
+  rawset(d, ARGS, nil)
+  return rawget(d, FN)(unpack(args, 1, args.n))
+end
+
+function Debounced.__call(d, ...)
+  local pending = rawget(d, PENDING)
+  if pending ~= nil then cancelBlock(pending) end
+  rawset(d, ARGS, pack(...))
+  rawset(d, PENDING, performBlock(d, debounceFire, rawget(d, INTERVAL)))
+end
+
+function debouncedMethods.cancel(d)
+  checkDebounced(d, "cancel")
+  local pending = rawget(d, PENDING)
+  if pending ~= nil then cancelBlock(pending) end
+  rawset(d, PENDING, nil)
+  rawset(d, ARGS, nil)
+end
+
+function debouncedMethods.flush(d)
+  checkDebounced(d, "flush")
+  local pending = rawget(d, PENDING)
+  if pending == nil then return end
+  cancelBlock(pending)
+  return debounceFire(d)
+end
+
+local function debounce(f, delay)
+  if type(f) ~= "function" then argError(1, "debounce", "function expected, got " .. typeName(f)) end
+  checkDuration(delay, 2, "debounce")
+  return setmetatable({ [FN] = f, [INTERVAL] = delay }, Debounced)
+end
+
+local Throttled, throttledMethods, checkThrottled = limiterClass("bk.Throttled")
+
+-- The interval since the last run is over: run the trailing call (and start a new interval).
+local function throttleEnd(t)
+  local args = rawget(t, ARGS)
+  if args == nil then
+    rawset(t, PENDING, nil)
+    return
+  end
+  rawset(t, ARGS, nil)
+  rawset(t, PENDING, performBlock(t, throttleEnd, rawget(t, INTERVAL)))
+  return rawget(t, FN)(unpack(args, 1, args.n))
+end
+
+function Throttled.__call(t, ...)
+  if rawget(t, PENDING) ~= nil then
+    rawset(t, ARGS, pack(...))  -- the latest call, run when the interval ends
+    return
+  end
+  rawset(t, PENDING, performBlock(t, throttleEnd, rawget(t, INTERVAL)))
+  return rawget(t, FN)(...)
+end
+
+function throttledMethods.cancel(t)
+  checkThrottled(t, "cancel")
+  local pending = rawget(t, PENDING)
+  if pending ~= nil then cancelBlock(pending) end
+  rawset(t, PENDING, nil)
+  rawset(t, ARGS, nil)
+end
+
+function throttledMethods.flush(t)
+  checkThrottled(t, "flush")
+  local args = rawget(t, ARGS)
+  if args == nil then return end
+  local pending = rawget(t, PENDING)
+  if pending ~= nil then cancelBlock(pending) end
+  return throttleEnd(t)
+end
+
+local function throttle(f, interval)
+  if type(f) ~= "function" then argError(1, "throttle", "function expected, got " .. typeName(f)) end
+  checkDuration(interval, 2, "throttle")
+  return setmetatable({ [FN] = f, [INTERVAL] = interval }, Throttled)
+end
+
+debouncedMethods.bk_cancel, debouncedMethods.bk_flush = debouncedMethods.cancel, debouncedMethods.flush
+throttledMethods.bk_cancel, throttledMethods.bk_flush = throttledMethods.cancel, throttledMethods.flush
+
 local function currentTask() return runningTask() end
 
 -- Functions for bk, and the engine's own table (kinds, for other families' awaitables).
@@ -576,6 +702,8 @@ return {
   awaitAll = awaitAll,
   awaitAny = awaitAny,
   currentTask = currentTask,
+  debounce = debounce,
+  throttle = throttle,
 }, {
   runBlock = runBlock,
   kinds = kinds,

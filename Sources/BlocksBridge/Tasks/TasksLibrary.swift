@@ -22,7 +22,7 @@ enum TaskEngine {
     static let registryKey = "bk.tasks"
     static let cancelledKey = "bk.cancelled"
 
-    static let names = ["async", "await", "sleep", "awaitAll", "awaitAny", "currentTask"]
+    static let names = ["async", "await", "sleep", "awaitAll", "awaitAny", "currentTask", "debounce", "throttle"]
 
     static let source = String(decoding: PackageResources.TaskEngine_lua, as: UTF8.self)
 
