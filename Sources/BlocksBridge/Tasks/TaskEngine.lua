@@ -315,6 +315,21 @@ end
 
 -- MARK: waiting
 
+-- The loop run of a wait outside a task: returns how it ended ("done", "cancelled", "timeout",
+-- "stopped", "idle", "interrupted" or runUntil's error message).
+local function runNested(cell, task, check, deadline)
+  while true do
+    local left = deadline and deadline - now()
+    if left ~= nil and left < 0 then left = 0 end
+    local ok, how = pcall(runUntil, cell, left)
+    if not ok then return how end
+    if task ~= nil and rawget(task, CANCELLED) then return "cancelled" end
+    if check() then return "done" end
+    if how ~= "done" then return how end
+    rawset(cell, 1, nil)
+  end
+end
+
 local function timeoutFired(cell)
   rawset(cell, 2, true)  -- timed out
   notify(rawget(cell, 1))
@@ -355,23 +370,18 @@ local function wait(check, attach, detach, timeout, level, interrupt)
   local cell = {}
   attach(cell)
   if task ~= nil then rawset(task, NESTED, cell) end
-  local deadline = timeout ~= nil and now() + timeout or nil
   local saved = draining
   draining = false
-  local outcome
-  while true do
-    local left = deadline and deadline - now()
-    if left ~= nil and left < 0 then left = 0 end
-    local ok, how = pcall(runUntil, cell, left)
-    if not ok then outcome = how break end
-    if task ~= nil and rawget(task, CANCELLED) then outcome = "cancelled" break end
-    if check() then outcome = "done" break end
-    if how ~= "done" then outcome = how break end
-    rawset(cell, 1, nil)
-  end
+  -- Protected: Ctrl-C at bklua's prompt raises "interrupted!" from a hook just after runUntil
+  -- returns; the cleanup below must still run (runUntil left its outcome in the cell).
+  local ran, outcome = pcall(runNested, cell, task, check, timeout and now() + timeout)
   draining = saved
   detach(cell)
   if task ~= nil then rawset(task, NESTED, nil) end
+  if not ran then
+    if rawget(cell, "outcome") == "interrupted" and interrupt ~= nil then interrupt() end
+    error(outcome, 0)
+  end
   if outcome == "done" then return end
   if outcome == "cancelled" then error(cancelled) end
   if outcome == "timeout" then error("timed out", level + 1) end
@@ -382,7 +392,10 @@ local function wait(check, attach, detach, timeout, level, interrupt)
     if interrupt ~= nil then interrupt() end
     error("interrupted", level + 1)
   end
-  error(outcome, 0)  -- runUntil's own error (bk.run refused on another queue's thread)
+  -- runUntil's own error (refused on another queue's thread), or the "interrupted!" of bklua's
+  -- Ctrl-C hook, raised as runUntil returned "interrupted".
+  if rawget(cell, "outcome") == "interrupted" and interrupt ~= nil then interrupt() end
+  error(outcome, 0)
 end
 
 -- Cancels a task or a handle (an interrupted wait's work); anything else is left as it is.

@@ -12,9 +12,10 @@ enum TaskPrimitives {
             stack.push(function: name, body)
             stack.rawSet(table, field: name)
         }
-        // runUntil(cell, seconds|nil) -> "done" | "timeout" | "stopped" | "idle": runs the loop until
-        // cell[1] is set (what the awaited thing's waiter does).
+        // runUntil(cell, seconds|nil) -> "done" | "timeout" | "stopped" | "interrupted" | "idle": runs
+        // the loop until cell[1] is set (what the awaited thing's waiter does).
         add("runUntil") { stack throws(LuaRaise) in
+            try stack.checkTable(1)
             let loop = stack.eventLoop
             if loop.isInBackgroundBlock {
                 throw .message("cannot wait on the loop from a block of another queue")
@@ -25,7 +26,10 @@ enum TaskPrimitives {
                 stack.pop()
                 return done
             }
+            // Also in the cell: a hook may raise before the caller reads the result (Ctrl-C).
             stack.push(outcome.rawValue)
+            stack.pushCopy(of: -1)
+            stack.rawSet(1, field: "outcome")
             return 1
         }
         // watchHandle(handle [, f, arg]) -> "pending" | "finished" | "cancelled"; while pending,
