@@ -141,6 +141,17 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
 
     /// Drives the loop from an async context until nothing is pending (or `stop`, or the task is
     /// cancelled). Waiting happens on a Dispatch thread, not on the cooperative pool.
+    /// Waits on the wakeup pipe (at most `nanoseconds`) on a Dispatch thread, suspending the caller.
+    func sleepAsync(nanoseconds: UInt64) async {
+        let wakeup = self.wakeup
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            waitQueue.async {
+                wakeup.wait(nanoseconds: nanoseconds)
+                done.resume()
+            }
+        }
+    }
+
     public func waitUntilIdle() async {
         stopRequested.store(false, ordering: .relaxed)
         while !Task.isCancelled, !isClosed {
@@ -377,7 +388,6 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
             stack.top = base
             return suspended
         }
-        return false
     }
 
     /// The engine reports that a block which suspended has ended (`asTaskOf`).

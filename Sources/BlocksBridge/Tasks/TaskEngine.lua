@@ -303,7 +303,22 @@ local timerKind = {
   detach = function() end,
 }
 
-kinds[1], kinds[2], kinds[3] = taskKind, handleKind, timerKind
+-- Swift async work started by an async closure registered with `register` (SwiftAsyncCall).
+local pollSwiftCall = native.pollSwiftCall
+local function swiftOutcome(state, ...)
+  if state == "pending" then return nil end
+  if state == "done" then return { true, n = select("#", ...), ... } end
+  return { false, (...) }
+end
+local swiftCallKind = {
+  test = native.isSwiftCall,
+  begin = function() return nil end,
+  poll = function(c) return swiftOutcome(pollSwiftCall(c)) end,
+  attach = function(c, waiter) pollSwiftCall(c, notify, waiter) end,
+  detach = function() end,
+}
+
+kinds[1], kinds[2], kinds[3], kinds[4] = taskKind, handleKind, timerKind, swiftCallKind
 
 local function kindOf(x)
   for i = 1, #kinds do
@@ -400,7 +415,7 @@ end
 
 -- Cancels a task or a handle (an interrupted wait's work); anything else is left as it is.
 function cancelWork(x)
-  if isTask(x) then cancel(x) elseif isHandle(x) then cancelBlock(x) end
+  if isTask(x) then cancel(x) elseif isHandle(x) then cancelBlock(x) elseif swiftCallKind.test(x) then x:cancel() end
 end
 
 local function results(outcome)
@@ -719,6 +734,7 @@ return {
   throttle = throttle,
 }, {
   runBlock = runBlock,
+  isFinished = function(t) return rawget(t, STATE) ~= RUNNING end,
   kinds = kinds,
   notify = notify,
   isTask = isTask,

@@ -59,6 +59,11 @@ enum TaskPrimitives {
             if let handle = stack.toObject(BlockHandle.self, at: 1) { handle.loop.finishSuspendedBlock(handle) }
             return 0
         }
+        add("pollSwiftCall") { stack in pollSwiftCall(stack) }
+        add("isSwiftCall") { stack in
+            stack.push(stack.toObject(SwiftAsyncCall.self, at: 1) != nil)
+            return 1
+        }
         add("isHandle") { stack in
             stack.push(stack.toObject(BlockHandle.self, at: 1) != nil)
             return 1
