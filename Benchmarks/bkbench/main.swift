@@ -28,6 +28,8 @@ do {
         try unobservedWriteBenchmark(writes: 1_000_000 / scale),
         try typedRegisteredFunctionBenchmark(calls: 10_000_000 / scale),
         try typedCallBenchmark(calls: 1_000_000 / scale),
+        try sleepingTasksBenchmark(count: 100_000 / scale),
+        try awaitFinishedBenchmark(calls: 1_000_000 / scale),
     ] + (try collectionBenchmarks(count: 1_000_000 / scale))
     try runBenchmarks(benchmarks, rounds: rounds, filter: filter)
 } catch {
