@@ -8,6 +8,9 @@ let package = Package(
         .executable(name: "bklua", targets: ["bklua"]),
         // The bridge as a Lua C module: scripts/build-module copies libbk.so to bk.so for `require "bk"`.
         .library(name: "bk", type: .dynamic, targets: ["BlocksBridge"]),
+        // Foundation's XMLParser for bk.XMLParser, loaded (dlopen) at the first parse from beside
+        // the program or bk.so, so that Foundation is not loaded at start-up.
+        .library(name: "bkxml", type: .dynamic, targets: ["BlocksBridgeXML"]),
     ],
     targets: [
         // Lua 5.4 itself, from Debian's liblua5.4-dev (never vendored).
@@ -22,8 +25,15 @@ let package = Package(
         .target(
             name: "BlocksBridge",
             dependencies: ["CLua", "CLuaShim"],
-            resources: [.embedInCode("Tasks/TaskEngine.lua")]
+            // Lua chunks kept as .lua files, compiled into the binary as byte arrays
+            // (PackageResources.<name>_lua): no bundle at run time, so bk.so works anywhere.
+            resources: [
+                .embedInCode("Observation/ObservationEngine.lua"),
+                .embedInCode("DynamicDelegate/DelegateChunk.lua"),
+                .embedInCode("Tasks/TaskEngine.lua"),
+            ]
         ),
+        .target(name: "BlocksBridgeXML"),
         // bklua's line editor: Debian's libedit-dev (BSD editline), driven one key at a time.
         .target(
             name: "CEdit",
@@ -31,7 +41,12 @@ let package = Package(
             path: "Sources/CEdit",
             linkerSettings: [.linkedLibrary("edit")]
         ),
-        .executableTarget(name: "bklua", dependencies: ["BlocksBridge", "CLua", "CLuaShim", "CEdit"]),
+        .executableTarget(
+            name: "bklua",
+            dependencies: ["BlocksBridge", "CLua", "CLuaShim", "CEdit"],
+            // help(bk.map) at the prompt: docs/reference.md (linked here) compiled in.
+            resources: [.embedInCode("reference.md")]
+        ),
         .executableTarget(
             name: "bkbench",
             dependencies: ["BlocksBridge", "CLua", "CLuaShim"],

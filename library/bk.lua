@@ -348,7 +348,13 @@ function bk.timerWithTimeInterval(interval, f, repeats) end
 
 ---@alias bk.ObservationOption "new"|"old"|"initial"|"prior"|"distinct"
 
+---Flags as list entries (`{"new", "old"}`) or keys (`{new = true, old = true}`); unknown keys are errors.
 ---@class bk.ObservationOptions: { [integer]: bk.ObservationOption }
+---@field new? boolean
+---@field old? boolean
+---@field initial? boolean
+---@field prior? boolean
+---@field distinct? boolean
 ---@field identifier? string use (and replace) this identifier
 ---@field observer? any the observation ends when this is collected
 
@@ -525,21 +531,21 @@ function bk.XMLParser(xmlString) end
 
 ---@param obj table|userdata
 ---@param f fun(obj: any, ...: any)
----@param events string|string[]
+---@param events string|string[]|table<string, boolean>
 function bk.addEventHandler(obj, f, events) end
 
 ---@param obj table|userdata
----@param events? string|string[] default: every handler
+---@param events? string|string[]|table<string, boolean> default: every handler
 function bk.removeEventHandlersForControlEvents(obj, events) end
 
 ---@param obj table|userdata
----@param events string|string[]
+---@param events string|string[]|table<string, boolean>
 ---@return boolean
 function bk.hasEventHandlersForControlEvents(obj, events) end
 
 ---Calls `f(obj, ...)` for each handler of any of the events; returns how many ran without error.
 ---@param obj table|userdata
----@param events string|string[]
+---@param events string|string[]|table<string, boolean>
 ---@return integer
 function bk.sendActionsForControlEvents(obj, events, ...) end
 

@@ -20,6 +20,7 @@ let scale = quick ? 10 : 1
 
 do {
     let benchmarks: [Benchmark] = [
+        try startUpBenchmark(runs: 200 / scale),
         try callOverheadBenchmark(calls: 10_000_000 / scale),
         try delayedBlocksBenchmark(count: 100_000 / scale),
         try scheduleCancelBenchmark(count: 1_000_000 / scale),

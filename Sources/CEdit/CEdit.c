@@ -12,6 +12,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <errno.h>
+#include <poll.h>
 
 // MARK: - Line editing
 
@@ -31,6 +33,10 @@ static void line_handler(char *line) {
 
 static char **attempt_completion(const char *text, int start, int end);
 void cedit_hide_line(void);
+static int read_key_code(FILE *stream);
+static int paste_end(int count, int key);
+void cedit_show_line(void);
+#define PASTE_END_KEY 0x1e  // Ctrl-^, bound to paste_end (nothing else uses it)
 
 static int editing;  // a line is being edited (terminal in raw mode)
 static void restore_at_exit(void);
@@ -50,7 +56,9 @@ void cedit_initialize(const char *program_name) {
     if (ctype == NULL || strcmp(ctype, "C") == 0 || strcmp(ctype, "POSIX") == 0) setlocale(LC_CTYPE, "C.UTF-8");
     rl_readline_name = program_name;
     rl_catch_signals = 0;  // bklua owns SIGINT; libedit must not re-raise it
+    rl_getc_function = read_key_code;  // bracketed paste (see "Pasting")
     rl_initialize();
+    rl_add_defun("bklua-paste-end", paste_end, PASTE_END_KEY);
     // A Lua name with its dots and colons is one word: `string.fo` completes to `string.format`.
     rl_basic_word_break_characters = " \t\n\"'`@$><=;|&{}()[],+-*/%^~#";
     rl_completer_word_break_characters = (char *)rl_basic_word_break_characters;
@@ -64,6 +72,8 @@ void cedit_initialize(const char *program_name) {
 void cedit_begin_line(const char *prompt) {
     current_prompt = prompt;
     line_done = 0;
+    fputs("\033[?2004h", terminal);  // bracketed paste on: pasted text comes between markers
+    fflush(terminal);
     rl_callback_handler_install(prompt, line_handler);
     editing = 1;
 }
@@ -71,6 +81,84 @@ void cedit_begin_line(const char *prompt) {
 void cedit_end_line(void) {
     editing = 0;
     rl_callback_handler_remove();
+    fputs("\033[?2004l", terminal);  // off while Lua runs (a script may read the terminal)
+    fflush(terminal);
+}
+
+// MARK: - Pasting
+//
+// With bracketed paste on, the terminal sends pasted text between ESC [200~ and ESC [201~. The
+// key reader below drops the markers and notes that a paste is going on; a Tab inside one is
+// text, not a completion request (attempt_completion inserts it). libedit gets whole characters
+// from it (UTF-8 decoded here, as libedit's own reader does).
+
+static int pasting;
+
+static int paste_end(int count, int key) {
+    (void)count;
+    (void)key;
+    cedit_hide_line();
+    cedit_show_line();
+    return 0;
+}
+static int pending[8];            // bytes read ahead that turned out not to be a marker
+static int pending_count, pending_next;
+
+static int read_byte(int fd, int wait_ms) {
+    if (pending_next < pending_count) return pending[pending_next++];
+    if (wait_ms >= 0) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, wait_ms) <= 0) return -1;
+    }
+    unsigned char c;
+    ssize_t n;
+    do { n = read(fd, &c, 1); } while (n < 0 && errno == EINTR);
+    return n == 1 ? c : -1;
+}
+
+int cedit_has_pending_input(void) { return pending_next < pending_count; }
+
+static int read_key_code(FILE *stream) {
+    int fd = fileno(stream);
+    for (;;) {
+        int c = read_byte(fd, -1);
+        if (c != 0x1b || pending_next < pending_count) {
+            if (c < 0x80) return c;  // ASCII or EOF (-1)
+            // UTF-8: the continuation bytes of a character arrive with it.
+            int extra = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 0;
+            int code = extra == 3 ? c & 0x07 : extra == 2 ? c & 0x0f : c & 0x1f;
+            for (int i = 0; i < extra; i++) {
+                int next = read_byte(fd, 100);
+                if (next < 0 || (next & 0xc0) != 0x80) return 0xfffd;
+                code = (code << 6) | (next & 0x3f);
+            }
+            return extra == 0 ? 0xfffd : code;
+        }
+        // ESC: a paste marker (ESC [ 2 0 0 ~ or ESC [ 2 0 1 ~) arrives as one write.
+        static const char start[] = "[200~", end[] = "[201~";
+        int got[5], n = 0, is_start = 1, is_end = 1;
+        while (n < 5 && (is_start || is_end)) {
+            int next = read_byte(fd, 30);
+            if (next < 0) break;
+            got[n] = next;
+            is_start = is_start && next == start[n];
+            is_end = is_end && next == end[n];
+            n++;
+        }
+        if (n == 5 && (is_start || is_end)) {
+            pasting = is_start;
+            // Nothing more ready (the end of a paste): a key bound to a no-op that redraws the
+            // line (which draws the pasted Tabs, inserted by completion without drawing).
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            if (poll(&p, 1, 0) <= 0) return PASTE_END_KEY;
+            continue;
+        }
+        // Not a marker: ESC now, the bytes read after it next (libedit asks for them at once).
+        pending_count = 0;
+        pending_next = 0;
+        for (int i = 0; i < n; i++) pending[pending_count++] = got[i];
+        return 0x1b;
+    }
 }
 
 cedit_status cedit_read_key(void) {
@@ -304,6 +392,10 @@ static char **attempt_completion(const char *text, int start, int end) {
     for (size_t i = 0; i < candidate_count; i++) free(candidates[i]);
     candidate_count = 0;
     rl_attempted_completion_over = 1;  // never fall back to file names
+    if (pasting) {  // a pasted Tab is text
+        rl_insert_text("\t");
+        return NULL;
+    }
     if (completer == NULL) return NULL;
     completer(completer_context, text);
     if (candidate_count == 0) return NULL;

@@ -1,6 +1,7 @@
 // The Lua/Swift boundary: the allocator, the trampoline every exported Swift function runs behind,
 // and the protected calls Swift enters Lua through. Rule of this file: no Lua error is ever raised
 // while a Swift frame is live; errors are raised here, in C, after the Swift body has returned.
+// Tracebacks come from bk_luatraceback (Traceback.c): luaL_traceback naming bk functions as called.
 #include "CLuaShim.h"
 #include <stdint.h>
 #include <stdlib.h>
@@ -281,42 +282,44 @@ void bk_pushswiftfunction(lua_State *L, bk_runtime *rt, void *body, const char *
 // Calling into Lua
 // =====================================================================
 
+// Lua code called from Swift runs under the memory cap again (depth 0); on the way back the depth
+// and the frame records are restored as they were (a longjmp this call caught may have skipped
+// frames' exits).
+typedef struct bk_lua_entry {
+    bk_runtime *rt;
+    int frames;
+    int saved_swift;
+} bk_lua_entry;
+
+static bk_lua_entry bk_enter_lua(lua_State *L) {
+    bk_lua_entry entry = { bk_runtime_of(L), bk_frame_count, 0 };
+    if (entry.rt != NULL) {
+        entry.saved_swift = entry.rt->swift_depth;
+        entry.rt->swift_depth = 0;
+        entry.rt->pcall_depth++;
+    }
+    return entry;
+}
+
+static void bk_leave_lua(bk_lua_entry entry) {
+    bk_frame_count = entry.frames;
+    if (entry.rt != NULL) {
+        entry.rt->swift_depth = entry.saved_swift;
+        entry.rt->pcall_depth--;
+    }
+}
+
 int bk_pcall(lua_State *L, int nargs, int nresults, int msgh) {
-    // Lua code called from Swift runs under the memory cap again; restore on the way back, with
-    // the frame list as it was (a longjmp this call caught may have skipped frames' exits).
-    bk_runtime *rt = bk_runtime_of(L);
-    int frames = bk_frame_count;
-    int saved = 0;
-    if (rt != NULL) {
-        saved = rt->swift_depth;
-        rt->swift_depth = 0;
-        rt->pcall_depth++;
-    }
+    bk_lua_entry entry = bk_enter_lua(L);
     int status = lua_pcallk(L, nargs, nresults, msgh, 0, NULL);
-    bk_frame_count = frames;
-    if (rt != NULL) {
-        rt->swift_depth = saved;
-        rt->pcall_depth--;
-    }
+    bk_leave_lua(entry);
     return status;
 }
 
 int bk_resume(lua_State *co, lua_State *from, int nargs, int *nresults) {
-    // Same rule as bk_pcall: the coroutine's Lua code runs under the memory cap.
-    bk_runtime *rt = bk_runtime_of(co);
-    int frames = bk_frame_count;
-    int saved = 0;
-    if (rt != NULL) {
-        saved = rt->swift_depth;
-        rt->swift_depth = 0;
-        rt->pcall_depth++;
-    }
+    bk_lua_entry entry = bk_enter_lua(co);
     int status = lua_resume(co, from, nargs, nresults);
-    bk_frame_count = frames;
-    if (rt != NULL) {
-        rt->swift_depth = saved;
-        rt->pcall_depth--;
-    }
+    bk_leave_lua(entry);
     return status;
 }
 
@@ -334,10 +337,10 @@ static const void *const bk_last_traceback_key = NULL;  // registry[&key] = its 
 static void bk_pushtraceback(lua_State *L, int idx) {
     idx = lua_absindex(L, idx);
     if (lua_type(L, idx) == LUA_TSTRING) {
-        luaL_traceback(L, L, lua_tostring(L, idx), 1);
+        bk_luatraceback(L, L, lua_tostring(L, idx), 1);
     } else {
         lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, idx));
-        luaL_traceback(L, L, lua_tostring(L, -1), 1);
+        bk_luatraceback(L, L, lua_tostring(L, -1), 1);
         lua_remove(L, -2);
     }
 }
@@ -373,7 +376,7 @@ int bk_traceback(lua_State *L) {
         return 1;
     }
     lua_settop(L, 1);
-    luaL_traceback(L, L, msg, 1);
+    bk_luatraceback(L, L, msg, 1);
     return 1;
 }
 

@@ -81,12 +81,19 @@ final class Completer {
     private func names(in index: Int32, prefix: String, functionsOnly: Bool) -> Set<String> {
         var found = Set<String>()
         var seen = Set<UnsafeRawPointer>()
+        // Methods: every function's identity, to list `obj:map` once though `obj:bk_map` is the
+        // same function (unless `bk_` was typed).
+        var functions: [String: UnsafeRawPointer] = [:]
         var current = stack.absolute(index)
         for _ in 0 ..< 16 {
             if stack.type(at: current) == .table, let pointer = stack.toPointer(current) {
                 guard seen.insert(pointer).inserted else { break }
                 stack.pushNil()
                 while stack.next(current) {
+                    if functionsOnly, let key = stack.stringValue(-2), stack.type(at: -1) == .function,
+                       functions[key] == nil, let function = stack.toPointer(-1) {
+                        functions[key] = function
+                    }
                     if let key = stack.stringValue(-2), key.hasPrefix(prefix), Completer.isName(key),
                        !functionsOnly || stack.type(at: -1) == .function {
                         found.insert(key)
@@ -101,6 +108,12 @@ final class Completer {
             }
             guard let next = pushIndexTable(of: current) else { break }
             current = next
+        }
+        if functionsOnly && !prefix.hasPrefix("bk_") {
+            found = found.filter { name in
+                guard name.hasPrefix("bk_"), let plain = functions[String(name.dropFirst(3))] else { return true }
+                return plain != functions[name]
+            }
         }
         return found
     }

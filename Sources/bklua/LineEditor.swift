@@ -43,7 +43,7 @@ final class LineEditor {
                 return .cancelled
             }
             cedit_apply_resize()
-            let (keyReady, workReady) = waitForKeyOrWork()
+            let (keyReady, workReady) = cedit_has_pending_input() != 0 ? (.readable, false) : waitForKeyOrWork()
             if workReady {
                 cedit_capture_output()
                 // A callback stuck in a loop cannot be interrupted (it runs on a Lua thread of the

@@ -27,6 +27,7 @@ struct REPL {
         let noColor = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false
         let dumb = getenv("TERM").map { String(cString: $0) == "dumb" } ?? true
         colors = isatty(0) != 0 && isatty(1) != 0 && !noColor && !dumb
+        ReferenceHelp.install(on: runner.stack)
         if isatty(0) != 0 && isatty(1) != 0 {
             let loop = EventLoopAtPrompt(state: runner.state)
             editor = LineEditor(loop: loop, completer: Completer(stack: runner.stack))
@@ -50,6 +51,7 @@ struct REPL {
 
     enum Chunk {
         case loaded(source: String)
+        case command(source: String)   // a prompt command (`:help name`), already answered
         case failed(LuaError, source: String)
         case cancelled
     }
@@ -80,6 +82,7 @@ struct REPL {
         case .cancelled: return .cancelled
         }
         let typed = line
+        if ReferenceHelp.command(line) { return .command(source: typed) }
         if line.hasPrefix("=") { line = "return " + line.dropFirst() }
         if (try? stack.load("return " + line, name: "=stdin")) != nil { return .loaded(source: typed) }
         var chunk = line
@@ -101,6 +104,15 @@ struct REPL {
                 }
             }
         }
+    }
+
+    /// `_` holds the first value a command returned (statements that return nothing keep it).
+    func rememberResult(above base: Int32) {
+        guard stack.top > base else { return }
+        stack.pushGlobalTable()
+        stack.pushCopy(of: base + 1)
+        stack.rawSet(-2, field: "_")
+        stack.pop()
     }
 
     /// Prints the values on the stack above `base`: pretty on a terminal, else with `print`.
@@ -145,6 +157,7 @@ struct REPL {
                 interruptible { () -> Void in
                     do throws(LuaError) {
                         try stack.call(arguments: 0, results: LUA_MULTRET)
+                        rememberResult(above: base)
                         printResults(above: base)
                     } catch {
                         Runner.message(nil, error.description)
@@ -154,6 +167,8 @@ struct REPL {
             case .failed(let error, let source):
                 history?.add(source)
                 Runner.message(nil, error.description)
+            case .command(let source):
+                history?.add(source)
             case .cancelled:
                 break
             }

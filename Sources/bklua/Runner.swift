@@ -61,9 +61,12 @@ struct Runner {
         StandardStreams.writeError(text)
     }
 
+    /// lua.c's version line, then BlocksBridge's (`-v`, `-i` and the prompt's banner).
     static func printVersion() {
-        StandardStreams.writeOutput(String(cString: bk_copyright()) + "\n")
+        StandardStreams.writeOutput(String(cString: bk_copyright()) + "\n" + versionLine + "\n")
     }
+
+    static let versionLine = "BlocksBridge \(BKModule.version) (bklua, the bk module: bk.version())"
 
     /// The global `arg`: script name at 0, its arguments after, interpreter options before.
     func createArgTable(scriptIndex: Int) {

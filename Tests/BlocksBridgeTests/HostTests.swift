@@ -295,7 +295,7 @@ private struct SwiftFailure: Error, CustomStringConvertible {
         let state = try LuaState()
         state.setGlobal("counter", Counter(name: "c"))
         let cases: [(String, String)] = [
-            ("counter.count = 'x'", "bad value for field 'count' (number expected, got string)"),
+            ("counter.count = 'x'", "bad value for field 'count' of Counter (number expected, got string)"),
             ("counter.name = 'y'", "field 'name' of Counter is read-only"),
             ("counter.increment({})", "bad argument #1 to 'increment' (Counter expected, got table)"),
             ("counter:increment('many')", "bad argument #1 to 'increment' (number expected, got string)"),

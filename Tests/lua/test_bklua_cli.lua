@@ -63,9 +63,13 @@ test("-l loads a module into a global", function()
   same("-l nosuchmodule")
 end)
 
-test("-v prints the version", function()
-  same("-v")
-  same("-v -e 'print(1)'")
+test("-v prints Lua's version line, then BlocksBridge's", function()
+  for _, args in ipairs { "-v", "-v -e 'print(1)'" } do
+    local bkOut, luaOut, bkCode, luaCode = both(args)
+    local luaLine, rest = luaOut:match("^([^\n]*\n)(.*)$")
+    eq(bkOut, luaLine .. "BlocksBridge " .. bk.version() .. " (bklua, the bk module: bk.version())\n" .. rest)
+    eq(bkCode, luaCode)
+  end
 end)
 
 test("arg table with negative indices and script arguments", function()
@@ -127,4 +131,27 @@ test("bk is preloaded in bklua", function()
   local out, code = shell(BKLUA .. " -e 'print(require(\"bk\") == bk, type(bk_version))'")
   eq(out, "true\tfunction\n")
   eq(code, 0)
+end)
+
+test("a traceback names a bk function the way the script called it: bk.map, bk_map, a:map", function()
+  local out = shell(BKLUA .. [[ -e 'bk.map({1}, function() error("x") end)']])
+  ok(out:find("in function 'bk.map'", 1, true), out)
+  ok(not out:find("bk_map", 1, true), out)
+  out = shell(BKLUA .. [[ -e 'bk_map({1}, function() error("x") end)']])
+  ok(out:find("in function 'bk_map'", 1, true), out)
+  out = shell(BKLUA .. [[ -e 'local m = bk.map; m({1}, function() error("x") end)']])
+  ok(out:find("in function 'bk.map'", 1, true), "through a local: the module's name: " .. out)
+  out = shell(BKLUA .. [[ -e 'bk.array{1}:map(function() error("x") end)']])
+  ok(out:find("in function 'bk.map'", 1, true), out)
+end)
+
+test("bklua starts without Foundation; the first XMLParser parse loads it (libbkxml.so)", function()
+  local out = shell(BKLUA .. [[ -e '
+    local function loaded(name)
+      local f = assert(io.open("/proc/self/maps")); local maps = f:read("a"); f:close()
+      return maps:find(name, 1, true) ~= nil
+    end
+    print(loaded("libFoundation"), loaded("libicu"), loaded("libxml2"))
+    print(bk.XMLParser("<a/>"):parse(), loaded("libFoundation"))']])
+  eq(out, "false\tfalse\tfalse\ntrue\ttrue\n")
 end)

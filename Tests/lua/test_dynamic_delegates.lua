@@ -593,3 +593,20 @@ test("a parser's delegate and its blocks do not keep the parser alive", function
   collectgarbage()
   eq(next(weak), nil)
 end)
+
+test("the delegate chunk's frames in a traceback name its file, bk/DelegateChunk.lua", function()
+  local dd = bk.dynamicDelegateForProtocol({}, AlertDelegate)
+  local trace
+  dd.realDelegate = { willPresentAlertView = function() trace = debug.traceback("here", 1) end }
+  dd:implementMethod("willPresentAlertView", function() end)
+  dd:willPresentAlertView()
+  ok(trace, "the real delegate ran")
+  ok(trace:find("bk/DelegateChunk.lua:%d+:"), trace)
+end)
+
+test("a method description with an unknown field is refused (no silent optional method)", function()
+  raises("bad argument #2 to 'protocol' (invalid option 'requried' in method 'ping'; expected required",
+    bk.protocol, "TestMisspelledDelegate", { ping = { requried = true } })
+  local p = bk.protocol("TestSpelledDelegate", { ping = { required = true, returns = 1, combine = "and" } })
+  eq(p.methods.ping.required, true)
+end)

@@ -125,12 +125,23 @@ test("bridged objects and method syntax", function()
   eq(n, 1)
 end)
 
+test("events as a set: {touchUpInside = true} is {\"touchUpInside\"}; false leaves one out", function()
+  local control, log = {}, {}
+  bk.addEventHandler(control, function() log[#log + 1] = "tap" end, { touchUpInside = true, touchDown = false })
+  eq(bk.hasEventHandlersForControlEvents(control, { touchUpInside = true }), true)
+  eq(bk.hasEventHandlersForControlEvents(control, "touchDown"), false)
+  eq(bk.sendActionsForControlEvents(control, { "valueChanged", touchUpInside = true }), 1)
+  deepEq(log, { "tap" })
+  raises("bad argument #3 to 'addEventHandler' (event names must be strings", bk.addEventHandler, {}, print,
+    { touchUpInside = "yes" })
+end)
+
 test("bad arguments", function()
   raises("bad argument #1 to 'addEventHandler' (table expected, got number)", bk.addEventHandler, 1, print, "tap")
   raises("bad argument #2 to 'addEventHandler' (function expected, got nil)", bk.addEventHandler, {}, nil, "tap")
   raises("bad argument #3 to 'addEventHandler' (string or table expected, got no value)", bk.addEventHandler, {}, print)
   raises("bad argument #3 to 'addEventHandler' (no events given)", bk.addEventHandler, {}, print, {})
-  raises("bad argument #3 to 'addEventHandler' (event names must be strings)", bk.addEventHandler, {}, print, { 1 })
+  raises("bad argument #3 to 'addEventHandler' (event names must be strings", bk.addEventHandler, {}, print, { 1 })
   raises("bad argument #2 to 'sendActionsForControlEvents' (string or table expected, got nil)",
     bk.sendActionsForControlEvents, {}, nil)
   raises("bad argument #2 to 'hasEventHandlersForControlEvents' (string or table expected, got boolean)",

@@ -132,12 +132,57 @@ test("distinct skips sets of an equal value", function()
   eq(calls[2][2].new, nil)
 end)
 
+test("options in the key form: {new = true, old = true} is {\"new\", \"old\"}; false leaves one off", function()
+  local t = { a = 1 }
+  local calls, task = recorder()
+  bk.addObserverForKeyPath(t, "a", { new = true, old = true, prior = false }, task)
+  t.a = 2
+  eq(#calls, 1, "no prior call")
+  eq(calls[1][2].new, 2)
+  eq(calls[1][2].old, 1)
+  local mixed = {}
+  bk.addObserverForKeyPaths(mixed, { "x" }, { "new", initial = true, identifier = "m" }, task)
+  eq(#calls, 2, "initial ran")
+  eq(table.concat(bk.observers(mixed)[1].options, ","), "new,initial")
+  eq(bk.observers(mixed)[1].identifier, "m")
+  local eased, observer = { z = 1 }, {}
+  bk.cc_easyObserve(observer, eased, "z", { old = true }, task)
+  eased.z = 5
+  eq(calls[3][2].old, 1)
+  eq(calls[3][2].new, nil, "new not asked for")
+end)
+
+test("unknown or misspelled options are refused in both forms, for every options argument", function()
+  raises("bad argument #3 to 'addObserverForKeyPath' (invalid option 'idenitfier'; expected",
+    bk.addObserverForKeyPath, {}, "a", { idenitfier = "x" }, function() end)
+  raises("identifier = ..., observer = ...",
+    bk.addObserverForKeyPath, {}, "a", { neww = true }, function() end)
+  raises("bad argument #3 to 'addObserverForKeyPaths' (invalid option 'neww'",
+    bk.addObserverForKeyPaths, {}, { "a" }, { "neww" }, function() end)
+  raises("bad argument #3 to 'addObserverForKeyPath' (option 'new' must be true or false (got number))",
+    bk.addObserverForKeyPath, {}, "a", { new = 1 }, function() end)
+  raises("bad argument #3 to 'addObserverForKeyPath' (invalid option [5]",
+    bk.addObserverForKeyPath, {}, "a", { [5] = "new" }, function() end)
+  -- cc_easyObserve's observer and identifier are its own: they are not options there.
+  raises("bad argument #4 to 'cc_easyObserve' (invalid option 'identifier'",
+    bk.cc_easyObserve, {}, {}, "a", { identifier = "x" }, function() end)
+  raises("bad argument #4 to 'cc_easyObserve' (invalid option 'nwe'",
+    bk.cc_easyObserve, {}, {}, "a", { nwe = true }, function() end)
+end)
+
+test("a string where options or the task go: 'table or function expected'", function()
+  raises("bad argument #3 to 'addObserverForKeyPath' (table or function expected, got string)",
+    bk.addObserverForKeyPath, {}, "a", "new", print)
+  raises("bad argument #3 to 'addObserverForKeyPaths' (table or function expected, got string)",
+    bk.addObserverForKeyPaths, {}, { "a" }, "new", print)
+end)
+
 test("invalid options are argument errors", function()
-  raises("bad argument #3 to 'addObserverForKeyPath' (invalid option 'newest')",
+  raises("bad argument #3 to 'addObserverForKeyPath' (invalid option 'newest'; expected \"new\", \"old\"",
     bk.addObserverForKeyPath, {}, "a", { "newest" }, function() end)
   raises("bad argument #4 to 'addObserverForKeyPath' (function expected, got no value)",
     bk.addObserverForKeyPath, {}, "a", { "new" })
-  raises("bad argument #3 to 'addObserverForKeyPath' (function expected, got no value)",
+  raises("bad argument #3 to 'addObserverForKeyPath' (table or function expected, got no value)",
     bk.addObserverForKeyPath, {}, "a")
   raises("bad argument #1 to 'addObserverForKeyPath' (table expected, got number)",
     bk.addObserverForKeyPath, 5, "a", function() end)
@@ -815,4 +860,15 @@ test("a key path listed twice is observed once, and removal restores the table",
   bk.removeAllBlockObservers(t)
   eq(getmetatable(t), nil)
   eq(rawget(t, "a"), 2)
+end)
+
+-- The engine's own file -------------------------------------------------------------------------
+
+test("the engine's frames in a traceback name its file, bk/ObservationEngine.lua", function()
+  local t = {}
+  local trace
+  bk.addObserverForKeyPath(t, "a", function() trace = debug.traceback("here", 1) end)
+  t.a = 1
+  ok(trace, "the observer ran")
+  ok(trace:find("bk/ObservationEngine.lua:%d+:"), trace)
 end)

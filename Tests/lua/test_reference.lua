@@ -117,3 +117,14 @@ test("the check catches a missing, an extra and a duplicated name", function()
   eq(#sorted(names), 2)
   eq(duplicates[1], "a")
 end)
+
+test("README.md and docs/reference.md point at no file outside the repository", function()
+  for _, path in ipairs { "README.md", "docs/reference.md" } do
+    local text = readFile(path)
+    for link in text:gmatch("`(%.%./[^`]*)`") do
+      -- A path dependency in a Package.swift example is not a link.
+      ok(link:find("^%.%./[Bb]locks%-?[Bb]ridge$"), path .. " points outside the repository: " .. link)
+    end
+    ok(not text:find("../shared", 1, true), path .. " mentions ../shared")
+  end
+end)

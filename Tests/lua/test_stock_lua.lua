@@ -100,3 +100,26 @@ test("exiting with background blocks and timers pending exits cleanly (bk.so sta
     eq(code, 0)
   end
 end)
+
+-- Whether the process has mapped a library whose file name contains `name`.
+local FOUNDATION_LOADED = [[
+  local function loaded(name)
+    local f = io.open("/proc/self/maps")
+    if not f then return "unknown" end
+    local maps = f:read("a")
+    f:close()
+    return maps:find(name, 1, true) ~= nil
+  end
+]]
+
+test("require \"bk\" loads no Foundation: bk.XMLParser loads it (libbkxml.so) at its first parse", function()
+  local out, code = stock(FOUNDATION_LOADED .. [[
+    local bk = require "bk"
+    print(loaded("libFoundation"), loaded("libxml2"))
+    local p = bk.XMLParser("<a><b/></a>")
+    print(loaded("libFoundation"))
+    print(p:parse(), loaded("libFoundation"), loaded("libxml2"))
+  ]])
+  eq(code, 0)
+  eq(out, "false\tfalse\nfalse\ntrue\ttrue\ttrue\n")
+end)

@@ -30,7 +30,7 @@ def start(history=None, args=()):
     """A REPL with its own history file (or none)."""
     env = {"BKLUA_HISTORY": history if history is not None else ""}
     session = Session([BKLUA, *args], env=env)
-    session.expect(r"^Lua 5\.4.*\n> ")
+    session.expect(r"^Lua 5\.4.*\nBlocksBridge \d+\.\d+\.\d+ .*\n> ")
     return session
 
 
@@ -204,6 +204,80 @@ def an_empty_history_variable_disables_history():
         s.close()
     assert not os.path.exists(path)
     assert not os.path.exists(os.path.join(scratch, ".bklua_history"))
+
+
+@case
+def underscore_holds_the_last_result():
+    s = start()
+    try:
+        answer(s, "6 * 7", "42")
+        answer(s, "_ + 1", "43")
+        answer(s, "x = 1", None)  # a statement returns nothing: _ stays
+        answer(s, "_", "43")
+        answer(s, "'a', 'b'", r'"a"\t"b"')
+        answer(s, "_", '"a"')     # the first of several values
+    finally:
+        s.close()
+
+
+def reference_entry(name):
+    """The entry of bk.NAME in docs/reference.md: its heading up to the next heading."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../docs/reference.md")) as f:
+        lines = f.read().split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("### bk." + name + "("))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("#"))
+    return "\n".join(lines[start:end]).rstrip("\n")
+
+
+@case
+def help_prints_a_functions_reference_entry():
+    s = start()
+    try:
+        for line, name in (("help(bk.map)", "map"), ("help(bk_select)", "select"),
+                           (":help performBlock", "performBlock"), ("help('bk.any')", "any")):
+            s.send(line + "\r")
+            s.expect(re.escape(line) + r"\n" + re.escape(reference_entry(name)) + r"\n> ")
+        answer(s, "help(print)", r"help: not a bk function \(function\)\n.*")
+        answer(s, ":help nosuch", re.escape("help: no reference entry for bk.nosuch"))
+    finally:
+        s.close()
+
+
+@case
+def pasted_tabs_are_text_not_completion():
+    s = start()
+    try:
+        # Bracketed paste: the terminal wraps pasted text in ESC[200~ ... ESC[201~. Unwrapped,
+        # the Tab would complete `xp` to `xpcall`.
+        s.send("\x1b[200~xp\t= 42\x1b[201~")
+        time.sleep(0.3)
+        s.send("\r")
+        s.expect(r"\n> ")
+        answer(s, "xp", "42")
+        answer(s, "xpcall ~= 42", "true")
+        # Keys that start with ESC but are no paste marker still work (Left arrow).
+        s.send("y = 1\x1b[D2\r")  # moves before the 1: y = 21
+        s.expect(r"\n> ")
+        answer(s, "y", "21")
+    finally:
+        s.close()
+
+
+@case
+def method_completion_lists_each_method_once():
+    s = start()
+    try:
+        answer(s, "f = function() end", None)
+        answer(s, "Cls = {greet = f, bk_greet = f, bk_other = print, wave = f}", None)
+        answer(s, "o = setmetatable({}, {__index = Cls})", None)
+        s.send("o:\t\t")
+        listing = s.expect(r"\n(o:bk_other +o:greet +o:wave) *\n")
+        assert "bk_greet" not in listing.group(1), listing.group(1)
+        s.send("\x15")  # Ctrl-U: drop the line
+        s.send("o:bk_\t\t")  # asked for by name, the bk_ ones are listed
+        s.expect(r"\no:bk_greet +o:bk_other *\n")
+    finally:
+        s.close()
 
 
 @case
@@ -383,12 +457,12 @@ def non_terminal_stdin_keeps_lua_c_behaviour():
     # -i reads lines with lua.c's plain prompts and prints results with `print`.
     result = subprocess.run([BKLUA, "-i"], input="x = 6\nx * 7\n's', {}\n", capture_output=True,
                             text=True, timeout=30)
-    assert re.fullmatch(r"Lua 5\.4.*\n> > 42\n> s\ttable: 0x[0-9a-f]+\n> \n", result.stdout), result.stdout
+    assert re.fullmatch(r"Lua 5\.4.*\nBlocksBridge .*\n> > 42\n> s\ttable: 0x[0-9a-f]+\n> \n", result.stdout), result.stdout
     if has("bk.performBlock ~= nil"):
         # Blocks due run between lines.
         result = subprocess.run([BKLUA, "-i"], input="bk.performBlock(function() print('ran') end, 0)\nx = 1\n",
                                 capture_output=True, text=True, timeout=30)
-        assert re.fullmatch(r"Lua 5\.4.*\n> bk\.BlockHandle.*\nran\n> > \n", result.stdout), result.stdout
+        assert re.fullmatch(r"Lua 5\.4.*\nBlocksBridge .*\n> bk\.BlockHandle.*\nran\n> > \n", result.stdout), result.stdout
 
 
 def main():

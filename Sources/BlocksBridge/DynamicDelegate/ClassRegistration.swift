@@ -119,7 +119,8 @@ enum ClassRegistration {
 
         let handler = stack.pushMessageHandler()
         DynamicDelegateStore.pushStore(stack)
-        guard stack.rawGet(-1, field: "helpers") == .table, stack.rawGet(-1, field: "hook") == .function else {
+        try DynamicDelegateStore.pushHelpers(stack, store: -1)
+        guard stack.rawGet(-1, field: "hook") == .function else {
             throw .message("dynamic delegates are unavailable in this state")
         }
         let hook = stack.top

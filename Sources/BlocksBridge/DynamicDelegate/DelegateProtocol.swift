@@ -102,6 +102,7 @@ extension DelegateProtocol {
                 method = Method(required: false, combine: nil, defaultValue: nil)
             case .table:
                 let spec = stack.absolute(-1)
+                try checkSpecFields(stack, spec, method: key)
                 let required = stack.rawGet(spec, field: "required") != .nil && stack.toBool(-1)
                 stack.pop()
                 var combine: Combine?
@@ -126,5 +127,21 @@ extension DelegateProtocol {
             stack.pop()
         }
         return DelegateProtocol(name: name, methods: methods)
+    }
+
+    static let specFields = ["required", "returns", "combine"]
+
+    /// A method's description may hold only `required`, `returns` and `combine` (a misspelled
+    /// `requried` is an error, not an optional method).
+    private static func checkSpecFields(_ stack: LuaStack, _ spec: Int32, method: String) throws(LuaRaise) {
+        stack.pushNil()
+        while stack.next(spec) {
+            guard let field = stack.stringValue(-2), specFields.contains(field) else {
+                let shown = stack.stringValue(-2).map { "'\($0)'" } ?? "(a \(stack.typeName(at: -2)))"
+                throw .argument(2, "invalid option \(shown) in method '\(method)'; expected required = ..., "
+                                + "returns = ..., combine = ...")
+            }
+            stack.pop()
+        }
     }
 }

@@ -1,4 +1,3 @@
-import Foundation
 
 /// A2DynamicDelegate, NSObject+A2DynamicDelegate and NSObject+A2BlockDelegate for Lua.
 ///
@@ -96,7 +95,7 @@ extension BKLibrary {
         },
         BKFunction("XMLParser") { stack throws(LuaRaise) in
             _ = try stack.checkString(1)
-            stack.push(object: XMLParserObject(data: stack.stringData(1) ?? Data()))
+            stack.push(object: XMLParserObject(data: stack.stringBytes(1) ?? []))
             return 1
         },
     ], setUp: { stack, module in
@@ -139,7 +138,8 @@ enum DelegateFunctions {
         let object = stack.absolute(object)
         let handler = stack.pushMessageHandler()
         DynamicDelegateStore.pushStore(stack)
-        guard stack.rawGet(-1, field: "helpers") == .table, stack.rawGet(-1, field: "index") == .function else {
+        do { try DynamicDelegateStore.pushHelpers(stack, store: -1) } catch { stack.top = handler - 1; throw error }
+        guard stack.rawGet(-1, field: "index") == .function else {
             stack.top = handler - 1
             throw .message("dynamic delegates are unavailable in this state")
         }

@@ -75,9 +75,18 @@ enum DynamicDelegateStore {
         stack.push(function: "__tostring", DelegateMetamethods.toString)
         stack.rawSet(store, field: "tostring")
 
-        // The Lua half; it gets `rawset` from here because it may load before the base library.
-        do {
-            try stack.load(DelegateChunk.source, name: "=bk.dynamicDelegates")
+        // The Lua half loads at first use (pushHelpers): compiling it is a good part of a start.
+    }
+
+    /// Pushes the Lua half's table of helpers, compiling `DelegateChunk.lua` the first time.
+    /// - Throws: the chunk's error, if it could not load (it is tried again next time).
+    static func pushHelpers(_ stack: LuaStack, store: Int32) throws(LuaRaise) {
+        let store = stack.absolute(store)
+        if stack.rawGet(store, field: "helpers") == .table { return }
+        stack.pop()
+        // It gets `rawset` from here because it may load before the base library.
+        do throws(LuaError) {
+            try stack.load(bytes: DelegateChunk.source, name: "=bk/DelegateChunk.lua")
             stack.push(function: "rawset") { stack throws(LuaRaise) in
                 try stack.checkTable(1)
                 try stack.checkAny(2)
@@ -86,10 +95,15 @@ enum DynamicDelegateStore {
                 return 0
             }
             try stack.call(arguments: 1, results: 1)
-            stack.rawSet(store, field: "helpers")
         } catch {
-            StandardStreams.writeError("bklua: dynamic delegates unavailable: \(error)\n")
+            throw .message("dynamic delegates are unavailable in this state (\(error.message))")
         }
+        guard stack.type(at: -1) == .table else {
+            stack.pop()
+            throw .message("dynamic delegates are unavailable in this state")
+        }
+        stack.pushCopy(of: -1)
+        stack.rawSet(store, field: "helpers")
     }
 
     // MARK: Protocols
@@ -235,7 +249,8 @@ enum DynamicDelegateStore {
         stack.pop()
         let handler = stack.pushMessageHandler()
         let store = pushStore(stack)
-        guard stack.rawGet(store, field: "helpers") == .table, stack.rawGet(-1, field: "make") == .function else {
+        do { try pushHelpers(stack, store: store) } catch { stack.top = handler - 1; throw error }
+        guard stack.rawGet(-1, field: "make") == .function else {
             stack.top = handler - 1
             throw .message("dynamic delegates are unavailable in this state")
         }

@@ -1,12 +1,9 @@
-import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
-
-/// The `XMLParserDelegate` Foundation talks to: every callback becomes a call of the Lua dynamic
-/// delegate's method of the same name (first two selector parts), with the parser's userdata first.
-final class XMLParserForwarder: NSObject, XMLParserDelegate {
+/// The parse's events, as libbkxml.so reports them (see XMLParserPlugin.swift): every
+/// `XMLParserDelegate` callback becomes a call of the Lua dynamic delegate's method of the same name
+/// (first two selector parts), with the parser's userdata first.
+final class XMLParserForwarder {
     private let forwarder: DelegateForwarder
+    let object: XMLParserObject
     /// The first error Foundation reported through `parseErrorOccurred` (corelibs Foundation can
     /// report an error at the end of the document and still return true from `parse()`).
     private(set) var reportedError: String?
@@ -15,10 +12,16 @@ final class XMLParserForwarder: NSObject, XMLParserDelegate {
     /// Whether any element started (corelibs Foundation reports nothing at all for a document too
     /// short to sniff its encoding, such as `""` or `<a>`).
     private var sawElement = false
+    /// What `parse()` returned, and the parser's own error code (0: none), once the parse ended.
+    private(set) var parsed = false
+    private(set) var resultErrorCode = 0
 
-    init(_ forwarder: DelegateForwarder) { self.forwarder = forwarder }
+    init(_ forwarder: DelegateForwarder, object: XMLParserObject) {
+        self.forwarder = forwarder
+        self.object = object
+    }
 
-    private func call(_ method: String, _ strings: String?...) {
+    private func call(_ method: String, _ strings: [String?]) {
         forwarder.call(method, arguments: { stack in
             for string in strings {
                 if let string { stack.push(string) } else { stack.pushNil() }
@@ -27,75 +30,51 @@ final class XMLParserForwarder: NSObject, XMLParserDelegate {
         })
     }
 
-    // MARK: XMLParserDelegate
-
-    func parserDidStartDocument(_ parser: XMLParser) { call("parserDidStartDocument") }
-    func parserDidEndDocument(_ parser: XMLParser) { call("parserDidEndDocument") }
-
-    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
-                qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
-        openElements.append(elementName)
-        sawElement = true
-        forwarder.call("parserDidStartElement", arguments: { stack in
-            stack.push(elementName)
-            if let namespaceURI { stack.push(namespaceURI) } else { stack.pushNil() }
-            if let qName { stack.push(qName) } else { stack.pushNil() }
-            stack.pushNewTable(recordCount: Int32(attributeDict.count))
-            for (key, value) in attributeDict {
-                stack.push(value)
-                stack.rawSet(-2, field: key)
-            }
-            return 4
-        })
-    }
-
-    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?,
-                qualifiedName qName: String?) {
-        _ = openElements.popLast()
-        call("parserDidEndElement", elementName, namespaceURI, qName)
-    }
-
-    func parser(_ parser: XMLParser, didStartMappingPrefix prefix: String, toURI namespaceURI: String) {
-        call("parserDidStartMappingPrefix", prefix, namespaceURI)
-    }
-
-    func parser(_ parser: XMLParser, didEndMappingPrefix prefix: String) {
-        call("parserDidEndMappingPrefix", prefix)
-    }
-
-    func parser(_ parser: XMLParser, foundCharacters string: String) {
-        call("parserFoundCharacters", string)
-    }
-
-    func parser(_ parser: XMLParser, foundIgnorableWhitespace whitespaceString: String) {
-        call("parserFoundIgnorableWhitespace", whitespaceString)
-    }
-
-    func parser(_ parser: XMLParser, foundProcessingInstructionWithTarget target: String, data: String?) {
-        call("parserFoundProcessingInstructionWithTarget", target, data)
-    }
-
-    func parser(_ parser: XMLParser, foundComment comment: String) {
-        call("parserFoundComment", comment)
-    }
-
-    func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
-        forwarder.call("parserFoundCDATA", arguments: { stack in
-            CDATABlock.withUnsafeBytes { stack.push(bytes: $0) }
-            return 1
-        })
-    }
-
-    func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
-        let code = (parseError as NSError).code
-        let message = Self.describe(code: code, parser)
-        if reportedError == nil { reportedError = message }
-        callWithError("parserParseErrorOccurred", message, code)
-    }
-
-    func parser(_ parser: XMLParser, validationErrorOccurred validationError: Error) {
-        let code = (validationError as NSError).code
-        callWithError("parserValidationErrorOccurred", Self.describe(code: code, parser), code)
+    /// One event from the plugin (`strings`: its string arguments, nil where absent).
+    func handle(_ event: XMLParserPlugin.Event, _ strings: [String?], bytes: [UInt8]?, code: Int) {
+        switch event {
+        case .startDocument: call("parserDidStartDocument", [])
+        case .endDocument: call("parserDidEndDocument", [])
+        case .startElement:
+            let elementName = strings.first.flatMap { $0 } ?? ""
+            openElements.append(elementName)
+            sawElement = true
+            forwarder.call("parserDidStartElement", arguments: { stack in
+                for i in 0 ..< 3 {
+                    if i < strings.count, let string = strings[i] { stack.push(string) } else { stack.pushNil() }
+                }
+                let pairs = max(0, strings.count - 3) / 2
+                stack.pushNewTable(recordCount: Int32(pairs))
+                for i in 0 ..< pairs {
+                    guard let key = strings[3 + 2 * i], let value = strings[4 + 2 * i] else { continue }
+                    stack.push(value)
+                    stack.rawSet(-2, field: key)
+                }
+                return 4
+            })
+        case .endElement:
+            _ = openElements.popLast()
+            call("parserDidEndElement", Array(strings.prefix(3)))
+        case .startMappingPrefix: call("parserDidStartMappingPrefix", Array(strings.prefix(2)))
+        case .endMappingPrefix: call("parserDidEndMappingPrefix", Array(strings.prefix(1)))
+        case .characters: call("parserFoundCharacters", Array(strings.prefix(1)))
+        case .ignorableWhitespace: call("parserFoundIgnorableWhitespace", Array(strings.prefix(1)))
+        case .processingInstruction: call("parserFoundProcessingInstructionWithTarget", Array(strings.prefix(2)))
+        case .comment: call("parserFoundComment", Array(strings.prefix(1)))
+        case .cdata:
+            forwarder.call("parserFoundCDATA", arguments: { stack in
+                (bytes ?? []).withUnsafeBytes { stack.push(bytes: $0) }
+                return 1
+            })
+        case .parseError:
+            let message = describe(code: code)
+            if reportedError == nil { reportedError = message }
+            callWithError("parserParseErrorOccurred", message, code)
+        case .validationError:
+            callWithError("parserValidationErrorOccurred", describe(code: code), code)
+        case .result: parsed = code == 1
+        case .resultError: resultErrorCode = code
+        }
     }
 
     private func callWithError(_ method: String, _ message: String, _ code: Int) {
@@ -110,7 +89,7 @@ final class XMLParserForwarder: NSObject, XMLParserDelegate {
 
     /// corelibs Foundation ends a document with unclosed elements, or without any, and no error;
     /// Apple's reports one. Reports it the same way (to the delegate too) once `parse()` returned.
-    func reportIncompleteDocument(_ parser: XMLParser, empty: Bool) {
+    func reportIncompleteDocument(empty: Bool) {
         guard reportedError == nil, !forwarder.failed else { return }
         let code: Int, detail: String
         if let open = openElements.last {
@@ -120,7 +99,7 @@ final class XMLParserForwarder: NSObject, XMLParserDelegate {
         } else {
             return
         }
-        let message = Self.describe(code: code, parser) + detail
+        let message = describe(code: code) + detail
         reportedError = message
         callWithError("parserParseErrorOccurred", message, code)
     }
@@ -130,9 +109,9 @@ final class XMLParserForwarder: NSObject, XMLParserDelegate {
 
     /// `tag name mismatch (76) at line 1, column 10` rather than NSError's description. The codes
     /// are libxml2's, which Apple's `XMLParser.ErrorCode` numbers follow (corelibs' enum does not).
-    static func describe(code: Int, _ parser: XMLParser) -> String {
-        let name = errorNames[code] ?? "XML error"
-        return "\(name) (\(code)) at line \(parser.lineNumber), column \(parser.columnNumber)"
+    func describe(code: Int) -> String {
+        let name = Self.errorNames[code] ?? "XML error"
+        return "\(name) (\(code)) at line \(object.lineNumber), column \(object.columnNumber)"
     }
 
     private static let errorNames: [Int: String] = [

@@ -1,26 +1,25 @@
 import CLua
-import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 
 /// `bk.XMLParser(xmlString)`: Foundation's `XMLParser` for Lua, the proof that Swift delegating
-/// objects use the same dynamic delegates as Lua ones. `p.delegate` is the parser's dynamic
+/// objects use the same dynamic delegates as Lua ones. Foundation is loaded at the first parse
+/// (libbkxml.so, see XMLParserPlugin), not when the module starts. `p.delegate` is the parser's dynamic
 /// delegate for the `XMLParserDelegate` protocol (assigning sets its real delegate); `p:parse()`
 /// drives it and returns true or false like Foundation (`p.parserError` says why).
 final class XMLParserObject: LuaBridged {
     static let protocolName = "XMLParserDelegate"
 
-    let data: Data
+    let data: [UInt8]
     var shouldProcessNamespaces = false
     var shouldReportNamespacePrefixes = false
-    /// The parser of the parse in progress (for `abortParsing`, line and column).
-    private(set) var running: XMLParser?
+    /// A parse is in progress (for `abortParsing`); the parse stops at its next event once asked.
+    private(set) var running = false
+    fileprivate(set) var abortRequested = false
     private(set) var parserError: String?
-    private(set) var lineNumber = 0
-    private(set) var columnNumber = 0
+    /// The parser's position: where the event being handled is, then where the parse ended.
+    var lineNumber = 0
+    var columnNumber = 0
 
-    init(data: Data) { self.data = data }
+    init(data: [UInt8]) { self.data = data }
 
     /// The methods of `XMLParserDelegate`, as Lua method names.
     static let methodNames = [
@@ -52,28 +51,35 @@ final class XMLParserObject: LuaBridged {
     // parse and is raised here, after Foundation has returned.
     static func parse(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
         let object = try stack.checkObject(XMLParserObject.self, at: 1)
-        guard object.running == nil else { throw .message("parse already in progress") }
+        guard !object.running else { throw .message("parse already in progress") }
+        let parse: XMLParserPlugin.Parse
+        switch XMLParserPlugin.parse {
+        case .success(let function): parse = function
+        case .failure(let error): throw .message(error.text)
+        }
         let forwarder = try DelegateForwarder(stack: stack, object: 1, protocol: try delegateProtocol(stack))
-        let parser = XMLParser(data: object.data)
-        parser.shouldProcessNamespaces = object.shouldProcessNamespaces
-        parser.shouldReportNamespacePrefixes = object.shouldReportNamespacePrefixes
-        let delegate = XMLParserForwarder(forwarder)
-        forwarder.onError = { [weak parser] in parser?.abortParsing() }
-        parser.delegate = delegate
-        object.running = parser
+        let delegate = XMLParserForwarder(forwarder, object: object)
+        forwarder.onError = { [weak object] in object?.abortRequested = true }
+        object.running = true
+        object.abortRequested = false
         object.parserError = nil
-        let parsed = parser.parse()
-        if parsed { delegate.reportIncompleteDocument(parser, empty: object.data.isEmpty) }
-        object.running = nil
-        object.lineNumber = parser.lineNumber
-        object.columnNumber = parser.columnNumber
+        let flags: Int32 = (object.shouldProcessNamespaces ? 1 : 0) | (object.shouldReportNamespacePrefixes ? 2 : 0)
+        withExtendedLifetime(delegate) {
+            _ = object.data.withUnsafeBufferPointer { bytes in
+                parse(bytes.baseAddress, bytes.count, flags, Unmanaged.passUnretained(delegate).toOpaque(),
+                      XMLParserPlugin.callback)
+            }
+        }
+        let parsed = delegate.parsed
+        if parsed { delegate.reportIncompleteDocument(empty: object.data.isEmpty) }
+        object.running = false
+        object.abortRequested = false
         // False whenever Foundation reported an error, as Apple's Foundation answers.
         let succeeded = parsed && delegate.reportedError == nil
         if !succeeded {
             object.parserError = delegate.reportedError
-                ?? parser.parserError.map { XMLParserForwarder.describe(code: ($0 as NSError).code, parser) } ?? "parse failed"
+                ?? (delegate.resultErrorCode != 0 ? delegate.describe(code: delegate.resultErrorCode) : "parse failed")
         }
-        parser.delegate = nil
         try forwarder.raisePendingError()
         stack.push(succeeded)
         return 1
@@ -84,7 +90,8 @@ final class XMLParserObject: LuaBridged {
         methods: [
             BKFunction("parse", parse),
             BKFunction("abortParsing") { stack throws(LuaRaise) in
-                try stack.checkObject(XMLParserObject.self, at: 1).running?.abortParsing()
+                let object = try stack.checkObject(XMLParserObject.self, at: 1)
+                if object.running { object.abortRequested = true }
                 return 0
             },
         ],
@@ -103,12 +110,8 @@ final class XMLParserObject: LuaBridged {
             .readOnly("parserError") { (p: XMLParserObject, stack) in
                 if let error = p.parserError { stack.push(error) } else { stack.pushNil() }
             },
-            .readOnly("lineNumber") { (p: XMLParserObject, stack) in
-                stack.push(p.running?.lineNumber ?? p.lineNumber)
-            },
-            .readOnly("columnNumber") { (p: XMLParserObject, stack) in
-                stack.push(p.running?.columnNumber ?? p.columnNumber)
-            },
+            .readOnly("lineNumber") { (p: XMLParserObject, stack) in stack.push(p.lineNumber) },
+            .readOnly("columnNumber") { (p: XMLParserObject, stack) in stack.push(p.columnNumber) },
         ],
         metamethods: [
             BKFunction("__tostring") { stack throws(LuaRaise) in
@@ -121,10 +124,10 @@ final class XMLParserObject: LuaBridged {
 
 extension LuaStack {
     /// The bytes of the string at `index` (no UTF-8 repair: XML may declare another encoding).
-    func stringData(_ index: Int32) -> Data? {
+    func stringBytes(_ index: Int32) -> [UInt8]? {
         guard type(at: index) == .string else { return nil }
         var length = 0
         guard let chars = lua_tolstring(L, index, &length) else { return nil }
-        return Data(bytes: chars, count: length)
+        return Array(UnsafeRawBufferPointer(start: chars, count: length))
     }
 }

@@ -24,7 +24,7 @@ extension BKFunction {
 
 extension LuaProperty {
     /// A property read and written through a key path (`.readWrite("count", \Counter.count)`).
-    /// Assigning a value of the wrong type raises `bad value for field 'count' (number expected, got string)`.
+    /// Assigning a value of the wrong type raises `bad value for field 'count' of Counter (number expected, got string)`.
     @inlinable public static func readWrite<T: AnyObject & SendableMetatype, V: LuaConvertible>(
         _ name: String, _ keyPath: ReferenceWritableKeyPath<T, V> & Sendable
     ) -> LuaProperty {
@@ -32,10 +32,19 @@ extension LuaProperty {
             object[keyPath: keyPath].push(on: stack)
         }, set: { (object: T, stack: LuaStack, value: Int32) throws(LuaRaise) in
             guard let converted = V.read(from: stack, at: value) else {
-                throw .message("bad value for field '\(name)' (\(V.luaTypeName) expected, got \(stack.typeName(at: value)))")
+                throw .message(badValue(name, of: T.self, expected: V.luaTypeName, stack, value))
             }
             object[keyPath: keyPath] = converted
         })
+    }
+
+    /// The one wording of a wrong-typed assignment, for plain and observable properties alike:
+    /// `bad value for field 'count' of Counter (number expected, got string)` (the class's Lua name
+    /// when `T` is bridged).
+    @usableFromInline static func badValue(_ name: String, of type: AnyObject.Type, expected: String,
+                                           _ stack: LuaStack, _ value: Int32) -> String {
+        let owner = (type as? any LuaBridged.Type).map { " of \($0.luaClass.name)" } ?? ""
+        return "bad value for field '\(name)'\(owner) (\(expected) expected, got \(stack.typeName(at: value)))"
     }
 
     /// A read-only property through a key path.

@@ -57,6 +57,16 @@ extension LuaStack {
         if status != LUA_OK { throw popError(status: status) }
     }
 
+    /// Loads a chunk from bytes (an embedded resource) and pushes it as a function.
+    public func load(bytes: [UInt8], name: String, mode: String = "bt") throws(LuaError) {
+        let status = bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) {
+                bk_loadbuffer(L, $0.baseAddress, $0.count, name, mode)
+            }
+        }
+        if status != LUA_OK { throw popError(status: status) }
+    }
+
     /// Loads a file (`nil`: standard input) and pushes it as a function.
     public func loadFile(_ path: String?) throws(LuaError) {
         let status = bk_loadfile(L, path)

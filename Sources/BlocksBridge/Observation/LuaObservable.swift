@@ -194,8 +194,7 @@ extension LuaProperty {
             object[keyPath: keyPath].push(on: stack)
         }, set: { (object: T, stack: LuaStack, value: Int32) throws(LuaRaise) in
             guard let newValue = Value.read(from: stack, at: value) else {
-                throw .message("bad value for field '\(name)' of \(T.luaClass.name) "
-                               + "(\(Value.luaTypeName) expected, got \(stack.typeName(at: value)))")
+                throw .message(badValue(name, of: T.self, expected: Value.luaTypeName, stack, value))
             }
             let observers = object.luaObservers
             let previous = observers.settingStack

@@ -83,25 +83,18 @@ enum Observation {
     }
 
     /// Pushes the engine's options table `{new = true, ...}` for the options at `index` (a table
-    /// or nil); an unknown option name is an argument error.
-    static func pushOptions(_ stack: LuaStack, _ index: Int32) throws(LuaRaise) {
+    /// or nil): list entries `"new"` or keys `new = true`; `fields` (`identifier`, `observer`) are
+    /// read by the caller. An unknown option (entry or key) is an argument error.
+    static func pushOptions(_ stack: LuaStack, _ index: Int32, fields: [String] = []) throws(LuaRaise) {
+        var on: Set<String> = []
+        if !stack.isNoneOrNil(index) {
+            try stack.checkTable(index)
+            on = try stack.checkOptions(index, flags: optionNames, fields: fields)
+        }
         stack.pushNewTable()
-        let options = stack.top
-        if stack.isNoneOrNil(index) { return }
-        try stack.checkTable(index)
-        let count = stack.listCount(index)
-        if count > 0 {
-            for i in 1 ... count {
-                stack.rawGet(index, i)
-                guard let name = stack.stringValue(-1), optionNames.contains(name) else {
-                    let shown = stack.toString(-1) ?? stack.typeName(at: -1)
-                    stack.pop()
-                    throw .argument(index, "invalid option '\(shown)'")
-                }
-                stack.pop()
-                stack.push(true)
-                stack.rawSet(options, field: name)
-            }
+        for name in optionNames where on.contains(name) {
+            stack.push(true)
+            stack.rawSet(-2, field: name)
         }
     }
 
@@ -118,6 +111,9 @@ enum Observation {
         // Options are a table at 3 (or nil with the task after it); otherwise the task is at 3.
         let hasOptions = stack.type(at: 3) == .table || (stack.type(at: 3) == .nil && stack.type(at: 4) != .none)
         let taskIndex: Int32 = hasOptions ? 4 : 3
+        if !hasOptions && stack.type(at: 3) != .function {
+            throw .type(3, expected: "table or function")   // options or the task
+        }
         try stack.checkFunction(taskIndex)
         if hasOptions && !stack.isNoneOrNil(3) { try stack.checkTable(3) }
 
@@ -125,7 +121,7 @@ enum Observation {
             stack.pushCopy(of: 1)
             try pushKeyPaths(stack, multi: multi)
             stack.push(multi ? (hasOptions ? "changeMulti" : "plainMulti") : (hasOptions ? "change" : "plain"))
-            if hasOptions { try pushOptions(stack, 3) } else { stack.pushNewTable() }
+            if hasOptions { try pushOptions(stack, 3, fields: ["identifier", "observer"]) } else { stack.pushNewTable() }
             if hasOptions && stack.type(at: 3) == .table {
                 // identifier
                 stack.rawGet(3, field: "identifier")

@@ -24,7 +24,6 @@ enum TaskEngine {
 
     static let names = ["async", "await", "sleep", "awaitAll", "awaitAny", "currentTask", "debounce", "throttle"]
 
-    static let source = String(decoding: PackageResources.TaskEngine_lua, as: UTF8.self)
 
     /// Each stub asks the loader once, then calls the engine's function (a Lua call, so it can yield).
     static let stubs = """
@@ -103,7 +102,7 @@ enum TaskEngine {
         stack.pop()
         let handler = stack.pushMessageHandler()
         do throws(LuaError) {
-            try stack.load(source, name: "=bk/TaskEngine.lua")
+            try stack.load(bytes: PackageResources.TaskEngine_lua, name: "=bk/TaskEngine.lua")
         } catch {
             throw .message("tasks: \(error.message)")
         }

@@ -28,6 +28,10 @@ typedef enum {
 /// Lets libedit read and act on one key from stdin (call it when stdin is readable).
 cedit_status cedit_read_key(void);
 
+/// Whether keys read ahead (after an ESC that was not a paste marker) wait: call cedit_read_key
+/// without waiting for stdin.
+int cedit_has_pending_input(void);
+
 /// The completed line (malloc'd; the caller frees it), or NULL.
 char *cedit_take_line(void);
 

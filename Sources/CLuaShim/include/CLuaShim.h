@@ -21,6 +21,8 @@
 #include <lualib.h>
 #include <stddef.h>
 #include "CLuaShimLoop.h"  // the event loop's system calls
+#include "CLuaShimPlugin.h"  // libraries loaded at first use (libbkxml.so)
+#include "CLuaShimTraceback.h"  // bk_luatraceback
 
 // MARK: - Per-state runtime data shared by C and Swift
 
