@@ -1,5 +1,21 @@
 import CLua
 import CLuaShim
+import Dispatch
+
+/// Where the Swift work of async closures runs: Dispatch threads, not Swift's cooperative pool.
+/// A host commonly calls into Lua synchronously from an async context (a cooperative thread) and
+/// the Lua code then waits on the loop for that work: on the cooperative pool (one thread per
+/// core) a few such waits would leave no thread to run the work itself.
+final class SwiftCallExecutor: TaskExecutor {
+    static let shared = SwiftCallExecutor()
+    private let queue = DispatchQueue(label: "bk.swift-async", attributes: .concurrent)
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+}
 
 /// Swift `async` work started by a Lua call of an async closure registered with `register`:
 /// awaitable from Lua (`TaskEngine.lua`'s Swift-call kind), so the calling task suspends until it
@@ -27,7 +43,7 @@ final class SwiftAsyncCall: LuaBridged, @unchecked Sendable {
     /// Starts `work` in a new Swift task.
     func start(_ work: @escaping @Sendable () async throws -> @Sendable (LuaStack) -> Int32) {
         loop.mutex.withLock { loop.outstanding += 1 }
-        let started = Task { [self] in
+        let started = Task(executorPreference: SwiftCallExecutor.shared) { [self] in
             let outcome: Outcome
             do { outcome = .done(try await work()) } catch { outcome = .failed(Self.message(error)) }
             let waiters = loop.mutex.withLock {
