@@ -400,8 +400,36 @@ void bk_pusherrormessage(lua_State *L, int idx) {
     }
 }
 
+// os.exit(code, true) closes the state with lua_close from inside Lua, bypassing the host's close:
+// this wrapper marks the runtime closing first, so finalizers see bk refuse (rule 10) instead of
+// making bridge objects that a closing state never finalizes (their Swift halves would leak).
+static int bk_os_exit(lua_State *L) {
+    bk_runtime *rt = bk_runtime_of(L);
+    if (rt != NULL && lua_toboolean(L, 2)) rt->closing = 1;
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+int bk_wrap_os_exit(lua_State *L) {
+    int top = lua_gettop(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+    // Raw reads and writes: a script's metatable on _G or os cannot make this raise.
+    if (lua_type(L, -1) == LUA_TTABLE && (lua_pushliteral(L, "os"), lua_rawget(L, -2)) == LUA_TTABLE &&
+        (lua_pushliteral(L, "exit"), lua_rawget(L, -2)) == LUA_TFUNCTION && lua_tocfunction(L, -1) != bk_os_exit) {
+        lua_pushcclosure(L, bk_os_exit, 1);
+        lua_pushliteral(L, "exit");
+        lua_insert(L, -2);
+        lua_rawset(L, -3);
+    }
+    lua_settop(L, top);
+    return 0;
+}
+
 static int bk_openlibs_protected(lua_State *L) {
     luaL_openlibs(L);
+    bk_wrap_os_exit(L);
     return 0;
 }
 

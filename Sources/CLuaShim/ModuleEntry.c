@@ -18,6 +18,7 @@ int luaopen_bk(lua_State *L) {
     if (dladdr((void *)luaopen_bk, &info) != 0 && info.dli_fname != NULL)
         (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
     int n = bk_open_module(L);
+    if (n >= 0) bk_wrap_os_exit(L);  // after the module: the allocator (bk_runtime_of) is bk's now
     if (n < 0) return lua_error(L);
     return n;
 }

@@ -135,16 +135,16 @@ private func makeState() throws -> LuaState {
             }
             #expect(stack.top == 0)
         }
-        try roundOfErrors(10_000)
+        try roundOfErrors(scaled(10_000))
         try state.run("collectgarbage(); collectgarbage()")
         let baseline = state.memoryInUse
-        try roundOfErrors(100_000)
+        try roundOfErrors(scaled(100_000))
         try state.run("collectgarbage(); collectgarbage()")
         #expect(state.memoryInUse < baseline + 64 * 1024, "grew from \(baseline) to \(state.memoryInUse)")
         // And the same from Lua: pcall around a Swift function whose Lua callback raises.
         let fromLua = try state.run("""
             local before = collectgarbage('count')
-            for i = 1, 100000 do
+            for i = 1, \(scaled(100_000)) do
               local ok, e = pcall(callBlock, error, 'x' .. i)
               assert(not ok and e:match('^x' .. i))
             end

@@ -139,7 +139,7 @@ private struct SwiftFailure: Error, CustomStringConvertible {
         let missing = #expect(throws: LuaError.self) { try object.callMethod("withdraw", 1) }
         #expect(missing?.message.contains("attempt to call a nil value") == true)
         let counter = Counter(name: "c")
-        state.setGlobal("counter", counter)
+        try state.setGlobal("counter", counter)
         let bridged = try state.global("counter", as: LuaRef.self)
         #expect(try bridged.callMethod("increment", 4, as: Int.self) == 4)
         try bridged.setField("count", 9)
@@ -230,7 +230,7 @@ private struct SwiftFailure: Error, CustomStringConvertible {
         let error = #expect(throws: LuaError.self) { try state.call("apply", scale, "four") }
         #expect(error?.message.hasSuffix("bad argument #1 to 'scale' (number expected, got string)") == true)
         var seen: [String] = []
-        state.setGlobal("remember", LuaClosure { (s: String) in seen.append(s) })
+        try state.setGlobal("remember", LuaClosure { (s: String) in seen.append(s) })
         try state.run("remember('a'); remember(2)")
         #expect(seen == ["a", "2"])
         // The bk helpers by their dotted name, even without the global bk.
@@ -277,7 +277,7 @@ private struct SwiftFailure: Error, CustomStringConvertible {
     @Test func bridgedClassesHaveTypedMethodsAndProperties() throws {
         let state = try LuaState()
         let counter = Counter(name: "clicks")
-        state.setGlobal("counter", counter)
+        try state.setGlobal("counter", counter)
         #expect(try state.run("return counter:increment()", as: Int.self) == 1)
         #expect(try state.run("return counter:bk_increment(5)", as: Int.self) == 6)
         try state.run("counter.count = counter.count * 10")
@@ -293,7 +293,7 @@ private struct SwiftFailure: Error, CustomStringConvertible {
 
     @Test func bridgedClassErrors() throws {
         let state = try LuaState()
-        state.setGlobal("counter", Counter(name: "c"))
+        try state.setGlobal("counter", Counter(name: "c"))
         let cases: [(String, String)] = [
             ("counter.count = 'x'", "bad value for field 'count' of Counter (number expected, got string)"),
             ("counter.name = 'y'", "field 'name' of Counter is read-only"),
@@ -311,7 +311,7 @@ private struct SwiftFailure: Error, CustomStringConvertible {
 
     @Test func globalsRoundTrip() throws {
         let state = try LuaState()
-        state.setGlobal("config", ["sizes": [1, 2], "empty": []])
+        try state.setGlobal("config", ["sizes": [1, 2], "empty": []])
         #expect(try state.run("return #config.sizes + #config.empty", as: Int.self) == 2)
         #expect(try state.global("config", as: [String: [Int]].self) == ["sizes": [1, 2], "empty": []])
         #expect(try state.global("missing", as: Int?.self) == nil)

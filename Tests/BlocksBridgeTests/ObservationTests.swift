@@ -27,7 +27,7 @@ private final class Plain: LuaBridged {
 private func makeState(_ person: Person) throws -> LuaState {
     let state = try LuaState()
     state.installGlobals()
-    state.setGlobal("person", person)   // as the README shows hosts doing it
+    try state.setGlobal("person", person)   // as the README shows hosts doing it
     return state
 }
 
@@ -286,7 +286,7 @@ extension ObservationTests {
         person.name = "nobody listens"
         #expect(string(try state.run("return hits")) == "0")
         // Pushed again, the object is a fresh userdata with no observations.
-        state.setGlobal("person", person)
+        try state.setGlobal("person", person)
         try state.run("person.name = 'again'")
         #expect(string(try state.run("return hits, #bk.observers(person)")) == "0")
     }

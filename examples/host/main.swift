@@ -29,7 +29,7 @@ var failures = 0
     }
 
     // Expose the object and a Swift function to the script.
-    lua.setGlobal("thermostat", thermostat)
+    try lua.setGlobal("thermostat", thermostat)
     lua.register("report") { (line: String) in reports.append(line) }
 
     // Declare the delegate protocol and attach the object's dynamic delegate.
@@ -56,7 +56,7 @@ var failures = 0
     // The delegate decides: its Lua block answers false for the cellar.
     let cellar = Thermostat(room: "cellar", temperature: 10, target: 12)
     cellar.delegate = try lua.call("bk.dynamicDelegate", cellar, as: LuaRef.self)
-    lua.setGlobal("thermostat", cellar)
+    try lua.setGlobal("thermostat", cellar)
     try lua.call("attachDelegate", cellar)
     check(try lua.call("settle", 1.0, 5, as: Int.self) == 5 && cellar.temperature == 10,
           "the cellar's Lua delegate said no: it stayed at \(cellar.temperature)")

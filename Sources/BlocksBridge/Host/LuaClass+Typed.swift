@@ -29,7 +29,7 @@ extension LuaProperty {
         _ name: String, _ keyPath: ReferenceWritableKeyPath<T, V> & Sendable
     ) -> LuaProperty {
         .readWrite(name, get: { (object: T, stack: LuaStack) throws(LuaRaise) in
-            object[keyPath: keyPath].push(on: stack)
+            try stack.push(returned: object[keyPath: keyPath], what: "value of field '\(name)'")
         }, set: { (object: T, stack: LuaStack, value: Int32) throws(LuaRaise) in
             guard let converted = V.read(from: stack, at: value) else {
                 throw .message(badValue(name, of: T.self, expected: V.luaTypeName, stack, value))
@@ -52,7 +52,7 @@ extension LuaProperty {
         _ name: String, _ keyPath: KeyPath<T, V> & Sendable
     ) -> LuaProperty {
         .readOnly(name) { (object: T, stack: LuaStack) throws(LuaRaise) in
-            object[keyPath: keyPath].push(on: stack)
+            try stack.push(returned: object[keyPath: keyPath], what: "value of field '\(name)'")
         }
     }
 }

@@ -22,7 +22,11 @@ extension Optional: LuaConvertible where Wrapped: LuaConvertible {
 
 extension Array: LuaConvertible where Element: LuaConvertible {
     public func push(on stack: LuaStack) {
-        guard stack.ensureSpace(2) else { stack.pushNil(); return }
+        guard stack.ensureSpace(2) else {
+            stack.pushNil()
+            stack.recordPushFailure("stack overflow")
+            return
+        }
         stack.pushNewTable(arrayCount: Int32(clamping: count))
         for (offset, element) in enumerated() {
             element.push(on: stack)
@@ -76,11 +80,23 @@ extension Array: LuaConvertible where Element: LuaConvertible {
 }
 
 extension Dictionary: LuaConvertible where Key: LuaConvertible, Value: LuaConvertible {
+    /// A NaN or nil key (`[Double.nan: 1]`, `[nil: 1]` for optional keys) is left out and
+    /// recorded: the host call or Swift function pushing the table fails (see `PushFailures`).
     public func push(on stack: LuaStack) {
-        guard stack.ensureSpace(3) else { stack.pushNil(); return }
+        guard stack.ensureSpace(3) else {
+            stack.pushNil()
+            stack.recordPushFailure("stack overflow")
+            return
+        }
         stack.pushNewTable(recordCount: Int32(clamping: count))
         for (key, value) in self {
             key.push(on: stack)
+            // lua_rawset raises for these keys: a longjmp through this frame.
+            if let problem = stack.tableKeyProblem(at: -1) {
+                stack.pop()
+                stack.recordPushFailure(problem)
+                continue
+            }
             value.push(on: stack)
             stack.rawSet(-3)
         }

@@ -62,7 +62,9 @@ extension Bool: LuaConvertible {
 extension String: LuaConvertible {
     public func push(on stack: LuaStack) { stack.push(self) }
     /// Strings and numbers (as `luaL_checkstring`). A number is converted on a copy, so a key met
-    /// in a table walk is never changed in place (which would break `next`).
+    /// in a table walk is never changed in place (which would break `next`). Bytes that are not
+    /// valid UTF-8 become U+FFFD (the replacement character), so such a string does not come back
+    /// the same: read `LuaValue` (`.bytes`) to keep every byte.
     public static func read(from stack: LuaStack, at index: Int32) -> String? {
         switch stack.type(at: index) {
         case .string:

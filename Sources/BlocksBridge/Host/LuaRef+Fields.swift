@@ -29,7 +29,9 @@ extension LuaRef {
             try s.pushHostHelper(.newIndex)
             push(on: s)
             s.push(name)
-            newValue.push(on: s)
+            if let failure = s.checkingPushes({ newValue.push(on: s) }) {
+                throw LuaError(kind: .runtime, message: "cannot set field '\(name)' (\(failure))")
+            }
             try s.call(arguments: 3, results: 0)
         }
     }

@@ -103,13 +103,20 @@ extension LuaStack {
         }
     }
 
-    /// Pushes every argument; returns how many.
+    /// Pushes every argument; returns how many. An argument that cannot go into Lua as it is (a
+    /// NaN or nil table key, a `LuaRef` of another state) throws before anything is called.
     @inlinable @discardableResult
     func push<each A: LuaConvertible>(arguments: repeat each A) throws(LuaError) -> Int32 {
         var count: Int32 = 0
         for _ in repeat (each A).self { count += 1 }
         guard ensureSpace(count + 2) else { throw LuaError(kind: .runtime, message: "too many arguments") }
-        for argument in repeat each arguments { argument.push(on: self) }
+        var position = 0
+        for argument in repeat each arguments {
+            position += 1
+            if let failure = checkingPushes({ argument.push(on: self) }) {
+                throw LuaError(kind: .runtime, message: "bad argument #\(position) (\(failure))")
+            }
+        }
         return count
     }
 

@@ -18,6 +18,7 @@ extension LuaState {
 
     /// Registers a stack-level function (any number of arguments and results) as the global `name`.
     public func register(_ name: String, raw body: @escaping LuaFunction) {
-        setGlobal(name) { $0.push(function: name, body) }
+        // A function always pushes: this fails only when the stack cannot grow (no memory).
+        try? setGlobal(name) { $0.push(function: name, body) }
     }
 }

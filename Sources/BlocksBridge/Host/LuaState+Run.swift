@@ -12,23 +12,49 @@ extension LuaState {
     }
 
     /// Every host call that enters Lua starts a fresh sandbox budget (instructions, time), unless
-    /// it is made from inside Lua code of this state (it then shares that run's budget).
-    @usableFromInline func beginHostCall() {
+    /// it is made from inside Lua code of this state (it then shares that run's budget). It first
+    /// frees the slots of references dropped on threads that could not take the lock.
+    @usableFromInline func beginHostCall(on stack: LuaStack) {
+        releases.drain(on: stack)
         resetLimitsForOutermostRun()
     }
 
-    /// The frame of every host call into Lua: holds the state's lock (background blocks may be in
-    /// Lua), works on the calling coroutine's stack with room for a few values, starts a fresh
+    /// The frame of every host entry point: holds the state's lock (background blocks may be in
+    /// Lua, other host threads may be in a call) from before the first touch of the stack until
+    /// after the last result is read, works on the calling coroutine's stack with room for a few
+    /// values, frees the slots of references dropped meanwhile on other threads, starts a fresh
     /// sandbox budget and restores the stack top when `body` returns or throws.
     @inlinable
     func withHostCall<R>(_ body: (LuaStack) throws(LuaError) -> R) throws(LuaError) -> R {
         lock.lock()
         defer { lock.unlock() }
         let s = try checkedActiveStack()
-        beginHostCall()
+        beginHostCall(on: s)
         let base = s.top
         defer { s.top = base }
         return try body(s)
+    }
+
+    /// Runs a chunk of Lua code and returns all its results.
+    /// - Throws: `LuaError` for a syntax or runtime error (message and traceback).
+    @discardableResult
+    public func run(_ code: String, name: String? = nil) throws(LuaError) -> [LuaValue] {
+        return try withHostCall { (s: LuaStack) throws(LuaError) -> [LuaValue] in
+            let base = s.top
+            try s.load(code, name: name ?? code)
+            return try s.callTop(base: base)
+        }
+    }
+
+    /// Runs a Lua file and returns all its results.
+    /// - Throws: `LuaError` when the file cannot be read or loaded, or the chunk fails.
+    @discardableResult
+    public func runFile(_ path: String) throws(LuaError) -> [LuaValue] {
+        return try withHostCall { (s: LuaStack) throws(LuaError) -> [LuaValue] in
+            let base = s.top
+            try s.loadFile(path)
+            return try s.callTop(base: base)
+        }
     }
 
     /// Runs a chunk and returns its first result as `T` (`try state.run("return 1 + 1", as: Int.self)`).
@@ -48,39 +74,6 @@ extension LuaState {
             try s.call(arguments: 0, results: 1)
             return try s.convert(at: -1, to: T.self, what: "result")
         }
-    }
-
-    // MARK: Globals (raw access: no metamethod of the global table runs)
-
-    /// Sets the global `name` to `value` (a bridged object, a function, an array, ...).
-    public func setGlobal(_ name: String, _ value: some LuaConvertible) {
-        setGlobal(name) { value.push(on: $0) }
-    }
-
-    /// Sets the global `name` to the one value `push` pushes (raw: no metamethod runs).
-    func setGlobal(_ name: String, pushing push: (LuaStack) -> Void) {
-        lock.lock()  // background blocks may be in Lua: take the state first
-        defer { lock.unlock() }
-        let s = activeStack
-        let base = s.top
-        defer { s.top = base }
-        guard s.ensureSpace(3) else { return }
-        s.pushGlobalTable()
-        push(s)
-        s.rawSet(-2, field: name)
-    }
-
-    /// The global `name` as `T`; throws when it does not convert (a missing global is nil).
-    public func global<T: LuaConvertible>(_ name: String, as type: T.Type) throws(LuaError) -> T {
-        lock.lock()  // background blocks may be in Lua: take the state first
-        defer { lock.unlock() }
-        let s = activeStack
-        let base = s.top
-        defer { s.top = base }
-        guard s.ensureSpace(2) else { throw LuaError(kind: .memory, message: "stack overflow") }
-        s.pushGlobalTable()
-        s.rawGet(-1, field: name)
-        return try s.convert(at: -1, to: T.self, what: "global '\(name)'")
     }
 }
 

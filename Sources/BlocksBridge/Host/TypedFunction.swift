@@ -27,7 +27,7 @@ public enum TypedFunction {
         let arguments = (repeat try argument((each A).self, stack, &index))
         let result: R
         do { result = try body(repeat each arguments) } catch { throw raise(error, on: stack) }
-        result.push(on: stack)  // an exported function always has LUA_MINSTACK free slots
+        try stack.push(returned: result, what: "result")  // LUA_MINSTACK slots are free here
         return 1
     }
 
@@ -51,7 +51,7 @@ public enum TypedFunction {
         let arguments = (repeat try argument((each A).self, stack, &index))
         let result: R
         do { result = try body(receiver, repeat each arguments) } catch { throw raise(error, on: stack) }
-        result.push(on: stack)  // an exported function always has LUA_MINSTACK free slots
+        try stack.push(returned: result, what: "result")  // LUA_MINSTACK slots are free here
         return 1
     }
 

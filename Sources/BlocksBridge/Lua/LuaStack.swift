@@ -111,6 +111,7 @@ public struct LuaStack {
     }
 
     /// The string at `index` (numbers are converted, as `lua_tolstring` does); nil for other types.
+    /// Invalid UTF-8 becomes U+FFFD (the replacement character): `value(at:)` keeps the bytes.
     public func toString(_ index: Int32) -> String? {
         var length = 0
         guard let chars = lua_tolstring(L, index, &length) else { return nil }

@@ -3,8 +3,9 @@ import CLuaShim
 
 /// An owning Lua state with the bridge installed: `require "bk"` works in it.
 ///
-/// Not thread-safe: use a state from one thread at a time, or hold `lock` (the entries into Lua,
-/// `run`, `call`, `callReportingErrors`, take it themselves).
+/// Thread-safe through its host entry points (`run`, `call`, `setGlobal`, `global`, `LuaRef`'s
+/// calls and release, `installGlobals`, `extensionObject`): each takes `lock`, so Lua code of the
+/// state runs on one thread at a time. The stack-level API (`stack`, `LuaStack`) needs `lock` held.
 public final class LuaState {
     /// The main thread's `lua_State *`.
     public let L: OpaquePointer
@@ -13,7 +14,14 @@ public final class LuaState {
     let runtimeStorage: LuaRuntimeStorage
     private let ownsState: Bool
     /// Per-state objects of the helper families (the loop, observation tables, ...), by type.
+    /// Guarded by `extensionsLock` (`eventLoop` is looked up from any thread), except in deinit,
+    /// when no other thread can reach the state.
     private var extensions: [ObjectIdentifier: AnyObject] = [:]
+    private let extensionsLock = PlainLock()
+    /// Registry slots of `LuaRef`s dropped while another thread held the lock.
+    let releases = ReferenceReleases()
+    /// Why the value being pushed could not go into Lua as it is (guarded by `lock`).
+    let pushFailures = PushFailures()
     /// Taken around every entry into Lua, so background blocks never run Lua beside this thread.
     public let lock = StateLock()
 
@@ -69,8 +77,10 @@ public final class LuaState {
     /// Opens Lua's standard libraries (for states created without them, e.g. to set
     /// `LUA_NOENV` first as `lua -E` does).
     public func openStandardLibraries() throws(LuaError) {
-        let status = bk_openlibs(L)
-        if status != LUA_OK { throw stack.popError(status: status) }
+        try lock.withLock { () throws(LuaError) in
+            let status = bk_openlibs(L)
+            if status != LUA_OK { throw stack.popError(status: status) }
+        }
     }
 
     deinit {
@@ -100,49 +110,20 @@ public final class LuaState {
         set { runtime.pointee.memory_limit = newValue }
     }
 
-    // MARK: Running code
-
-    /// Runs a chunk of Lua code and returns its results.
-    @discardableResult
-    public func run(_ code: String, name: String? = nil) throws(LuaError) -> [LuaValue] {
-        let s = stack
-        let base = s.top
-        try s.load(code, name: name ?? code)
-        resetLimitsForOutermostRun()
-        return try callChunk(base: base)
-    }
-
-    /// Runs a Lua file and returns its results.
-    @discardableResult
-    public func runFile(_ path: String) throws(LuaError) -> [LuaValue] {
-        let s = stack
-        let base = s.top
-        try s.loadFile(path)
-        resetLimitsForOutermostRun()
-        return try callChunk(base: base)
-    }
-
-    private func callChunk(base: Int32) throws(LuaError) -> [LuaValue] {
-        let s = stack
-        try s.call(arguments: 0, results: LUA_MULTRET)
-        defer { s.top = base }
-        return (base + 1 ..< s.top + 1).map { s.value(at: $0) }
-    }
-
-    /// Adds every `bk.NAME` as the global `bk_NAME`, and `bk` itself as a global.
-    public func installGlobals() {
-        BKModule.installGlobals(in: stack)
-    }
-
     // MARK: Per-state extensions
 
-    /// The state's single instance of `type`, created by `make` on first use.
+    /// The state's single instance of `type`, created by `make` on first use. Any thread may ask.
     public func extensionObject<T: AnyObject>(_ type: T.Type, make: () -> T) -> T {
         let key = ObjectIdentifier(type)
-        if let existing = extensions[key] as? T { return existing }
-        let created = make()
-        extensions[key] = created
-        return created
+        if let existing = extensionsLock.withLock({ extensions[key] }) as? T { return existing }
+        // First use: made under the state lock, so two threads never make two (a loop records the
+        // thread that made it). The lock is recursive, so `make` may look up other extensions.
+        return lock.withLock {
+            if let existing = extensionsLock.withLock({ extensions[key] }) as? T { return existing }
+            let created = make()
+            extensionsLock.withLock { extensions[key] = created }
+            return created
+        }
     }
 
     /// The state's instance of `type` if one was made (never creates it).
@@ -152,8 +133,22 @@ public final class LuaState {
 
     // MARK: References
 
+    /// Releases a `LuaRef`'s registry slot, from any thread: at once when this thread holds the
+    /// lock or can take it without waiting, else at the next host call (see `ReferenceReleases`).
     func release(registryRef id: Int32) {
-        if id >= 0 { luaL_unref(L, bk_registryindex(), id) }
+        guard id >= 0 else { return }
+        guard lock.tryLock() else {
+            releases.defer(id)
+            return
+        }
+        defer { lock.unlock() }
+        let s = activeStack
+        guard s.ensureSpace(1) else {
+            releases.defer(id)
+            return
+        }
+        luaL_unref(s.L, bk_registryindex(), id)
+        releases.drain(on: s)
     }
 }
 

@@ -43,6 +43,21 @@ public final class StateLock: @unchecked Sendable {
         depth = 1
     }
 
+    /// Takes the lock if this thread holds it or it is free; false (without waiting) when another
+    /// thread holds it. For work that must not wait for another thread, such as releasing a
+    /// `LuaRef` on a thread the lock holder may be waiting for.
+    public func tryLock() -> Bool {
+        let me = UInt(pthread_self())
+        if owner.load(ordering: .relaxed) == me {
+            depth += 1
+            return true
+        }
+        guard pthread_mutex_trylock(mutex) == 0 else { return false }
+        owner.store(me, ordering: .relaxed)
+        depth = 1
+        return true
+    }
+
     public func unlock() {
         depth -= 1
         if depth == 0 {

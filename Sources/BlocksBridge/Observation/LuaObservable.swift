@@ -40,10 +40,10 @@ public final class LuaObservers {
     private var swiftObservers: [(id: Int, key: String, handler: (Change) -> Void)] = []
     private var lastID = 0
     /// States whose Lua code observes this object (weak: an object never keeps a state alive).
+    /// Guarded by `statesLock`: a state registers under its own lock, and a set on another thread
+    /// (or from another state's Lua) reads the list holding no state's lock.
     private var states: [WeakState] = []
-    /// The stack of the Lua thread setting a property right now (a coroutine's, maybe): Lua
-    /// observers of that state are called on it, never on a thread that is not running.
-    fileprivate var settingStack: LuaStack?
+    private let statesLock = PlainLock()
 
     public init() {}
 
@@ -87,13 +87,17 @@ public final class LuaObservers {
 
     private func notifyLua<Owner: LuaObservable>(_ owner: Owner, key: String, old: any LuaConvertible,
                                                  new: any LuaConvertible, isPrior: Bool) {
-        states.removeAll { $0.state == nil }
-        for entry in states {
-            guard let state = entry.state else { continue }
-            let stack = settingStack.flatMap { $0.state === state ? $0 : nil } ?? state.stack
+        let observing: [LuaState] = statesLock.withLock {
+            states.removeAll { $0.state == nil }
+            return states.compactMap(\.state)
+        }
+        for state in observing {
             // A property may be set on any thread: Lua is entered only with the state's lock.
             state.lock.lock()
             defer { state.lock.unlock() }
+            // Set from Lua code of this state (a coroutine's, maybe), observers run on the Lua
+            // thread running the setter on this OS thread, never on one that is not running.
+            let stack = state.activeStack
             let base = stack.top
             defer { stack.top = base }
             guard stack.ensureSpace(10) else { continue }
@@ -118,8 +122,10 @@ public final class LuaObservers {
         guard let observable = stack.bridgedObject(at: index) as? any LuaObservable else { return false }
         let observers = observable.luaObservers
         let state = stack.state
-        if !observers.states.contains(where: { $0.state === state }) {
-            observers.states.append(WeakState(state: state))
+        observers.statesLock.withLock {
+            if !observers.states.contains(where: { $0.state === state }) {
+                observers.states.append(WeakState(state: state))
+            }
         }
         return true
     }
@@ -191,15 +197,11 @@ extension LuaProperty {
     ) -> LuaProperty {
         nonisolated(unsafe) let keyPath = keyPath  // immutable after creation
         return .readWrite(name, get: { (object: T, stack: LuaStack) throws(LuaRaise) in
-            object[keyPath: keyPath].push(on: stack)
+            try stack.push(returned: object[keyPath: keyPath], what: "value of field '\(name)'")
         }, set: { (object: T, stack: LuaStack, value: Int32) throws(LuaRaise) in
             guard let newValue = Value.read(from: stack, at: value) else {
                 throw .message(badValue(name, of: T.self, expected: Value.luaTypeName, stack, value))
             }
-            let observers = object.luaObservers
-            let previous = observers.settingStack
-            observers.settingStack = stack
-            defer { observers.settingStack = previous }
             object[keyPath: keyPath] = newValue
         })
     }

@@ -146,7 +146,11 @@ void bk_pusherrormessage(lua_State *L, int idx);
 /// Installs the panic and warning functions luaL_newstate would (warnings start off; "@on"/"@off").
 void bk_setdefaulthandlers(lua_State *L);
 
-/// Runs luaL_openlibs in protected mode; returns a Lua status.
+/// Replaces `os.exit` (when there is one) with a wrapper that marks the runtime closing before
+/// `os.exit(code, true)` closes the state. Raw access; raises only on memory.
+int bk_wrap_os_exit(lua_State *L);
+
+/// Runs luaL_openlibs in protected mode, with `os.exit` wrapped; returns a Lua status.
 int bk_openlibs(lua_State *L);
 
 /// The error message luaL_typeerror would produce for `arg` (pushed); never raises except on memory.
