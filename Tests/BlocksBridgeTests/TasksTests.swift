@@ -1,5 +1,6 @@
 import Testing
 import Synchronization
+import Dispatch
 @testable import BlocksBridge
 
 private struct SwiftFailure: Error, CustomStringConvertible {
@@ -117,5 +118,20 @@ private final class StateBox: @unchecked Sendable {
         }
         #expect(try box.state.global("cleaned", as: Bool.self))
         #expect(box.state.eventLoop.pendingCount == 0)
+    }
+
+    @Test func luaRefIsSendableAndCallsOnTheLoopFromAnyThread() throws {
+        let state = try LuaState()
+        try state.run("calls = {} function record(x) calls[#calls + 1] = x end")
+        let record = try state.global("record", as: LuaRef.self)
+        let group = DispatchGroup()
+        for i in 1 ... 3 {
+            // A @Sendable closure on another thread holding the reference.
+            DispatchQueue.global().async(group: group) { record.callOnLoop(i) }
+        }
+        group.wait()
+        #expect(try state.run("return #calls", as: Int.self) == 0)  // not yet: on the loop's next turn
+        state.eventLoop.run()
+        #expect(try state.run("table.sort(calls) return table.concat(calls, ',')", as: String.self) == "1,2,3")
     }
 }

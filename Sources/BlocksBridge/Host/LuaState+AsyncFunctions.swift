@@ -49,7 +49,7 @@ extension LuaState {
             stack.push(newObject: call)
             return 1
         }
-        setGlobal(name) { stack in
+        try? setGlobal(name) { stack in
             // The Lua wrapper awaits the call (a Lua function, so the await can yield the task).
             let base = stack.top
             let handler = stack.pushMessageHandler()

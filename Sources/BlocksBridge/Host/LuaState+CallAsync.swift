@@ -115,3 +115,35 @@ extension EventLoop {
         }
     }
 }
+
+extension LuaRef {
+    /// Calls the referenced function on the state's loop, on its next turn (from any thread: a
+    /// Swift timer, a Dispatch queue, a task). An error goes to `bk.onError`, as a callback's.
+    /// Returns the block's handle (cancel it to drop the call); nil once the state is gone.
+    @discardableResult
+    public func callOnLoop<each A: LuaConvertible & Sendable>(_ arguments: repeat each A) -> BlockHandle? {
+        guard let state else { return nil }
+        let call = LoopCall(self, repeat each arguments)
+        return state.eventLoop.perform { call.run() }
+    }
+}
+
+/// A reference and its arguments, called on the loop's thread (which holds the state's lock).
+private struct LoopCall<each A: LuaConvertible & Sendable>: Sendable {
+    let function: LuaRef
+    let arguments: (repeat each A)
+
+    init(_ function: LuaRef, _ arguments: repeat each A) {
+        self.function = function
+        self.arguments = (repeat each arguments)
+    }
+
+    func run() {
+        guard let state = function.state else { return }
+        _ = try? state.withHostCall { (s: LuaStack) throws(LuaError) in
+            function.push(on: s)
+            let count = try s.push(arguments: repeat each arguments)
+            s.callReportingErrors(arguments: count, results: 0)
+        }
+    }
+}
