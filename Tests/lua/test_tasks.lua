@@ -43,7 +43,7 @@ end)
 
 test("bk.await inside a task suspends only that task", function()
   local log = {}
-  local slow = bk.async(function() bk.sleep(0.03) log[#log + 1] = "slow" return "s" end)
+  local slow = bk.async(function() bk.sleep(0.2) log[#log + 1] = "slow" return "s" end)
   local waiter = bk.async(function() local v = bk.await(slow) log[#log + 1] = "waiter got " .. v end)
   local fast = bk.async(function() bk.sleep(0.001) log[#log + 1] = "fast" end)
   bk.await(waiter)
@@ -264,9 +264,9 @@ test("bk.awaitAll returns table.pack of each item's results, in list order", fun
 end)
 
 test("bk.awaitAll raises the error of the first item to fail in time; the others go on", function()
-  local late = bk.async(function() bk.sleep(0.04) error("late", 0) end)
+  local late = bk.async(function() bk.sleep(0.3) error("late", 0) end)
   local early = bk.async(function() bk.sleep(0.005) error("early", 0) end)
-  local other = bk.async(function() bk.sleep(0.02) return "other" end)
+  local other = bk.async(function() bk.sleep(0.1) return "other" end)
   local reports = capturingErrors(function()
     local okAll, err = pcall(bk.awaitAll, { late, early, other })
     eq(okAll, false)
@@ -279,7 +279,7 @@ test("bk.awaitAll raises the error of the first item to fail in time; the others
 end)
 
 test("bk.awaitAny returns the index of the first item done and its results", function()
-  local slow = bk.async(function() bk.sleep(0.05) return "slow" end)
+  local slow = bk.async(function() bk.sleep(0.3) return "slow" end)
   local quick = bk.async(function() bk.sleep(0.001) return "quick", 2 end)
   local i, v, n = bk.awaitAny({ slow, quick })
   eq(i, 2); eq(v, "quick"); eq(n, 2)
@@ -430,7 +430,7 @@ test("a delayed block that suspends runs on as a task; its handle is finished wh
   local h = bk.performBlock(function()
     log[#log + 1] = "start"
     ok(bk.currentTask() ~= nil, "the block runs as a task")
-    bk.sleep(0.01)
+    bk.sleep(0.3)
     log[#log + 1] = "end"
   end, 0)
   bk.performBlock(function() log[#log + 1] = "other" end, 0.002)
@@ -447,10 +447,11 @@ test("a timer block that suspends runs as a task; the timer fires again meanwhil
   local started, ended = 0, 0
   local timer = bk.scheduledTimerWithTimeInterval(0.002, function()
     started = started + 1
-    bk.sleep(0.02)
+    bk.sleep(0.5)
     ended = ended + 1
   end, true)
-  bk.sleep(0.012)
+  local deadline = bk.now() + 5
+  while started < 2 and bk.now() < deadline do bk.sleep(0.002) end
   timer:invalidate()
   ok(started >= 2, "fired " .. started .. " times while earlier firings slept")
   eq(ended, 0)
