@@ -489,7 +489,8 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         }
         idleThreads.removeAll()
         // Released outside the mutex: a timer's deinit may defer a release, which takes it.
-        _ = dropped
+        // (`_ = dropped` let the optimizer drop the array, and the last release, inside the mutex.)
+        withExtendedLifetime(dropped) {}
     }
 }
 

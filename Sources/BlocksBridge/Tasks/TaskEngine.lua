@@ -84,6 +84,7 @@ local ready, head, tail = {}, 1, 0
 local draining = false
 
 local settle, runBlock, starting, cancelWork  -- forward
+local internal = {}  -- the engine's own loop callbacks (runBlock calls them directly)
 
 local function restore(previous, ...)
   current = previous
@@ -204,6 +205,11 @@ end
 -- that it may suspend. Returns true when it suspended (it ends later); raises its error when it
 -- failed at once (the loop reports it with the traceback recorded where it was raised).
 function runBlock(handle, f, ...)
+  -- The engine's own callbacks (a sleep ending, a wake-up) never suspend: called directly.
+  if internal[f] then
+    f(...)
+    return false
+  end
   local task = setmetatable({ [CO] = create(body), [STATE] = RUNNING, [BLOCK] = handle or false }, Task)
   local previous = starting
   starting = task
@@ -719,6 +725,13 @@ end
 
 debouncedMethods.bk_cancel, debouncedMethods.bk_flush = debouncedMethods.cancel, debouncedMethods.flush
 throttledMethods.bk_cancel, throttledMethods.bk_flush = throttledMethods.cancel, throttledMethods.flush
+
+internal[wake] = true
+internal[notify] = true
+internal[sleepDone] = true
+internal[sleepCellDone] = true
+internal[timeoutFired] = true
+internal[reportIfUnobserved] = true
 
 local function currentTask() return runningTask() end
 
