@@ -64,8 +64,9 @@ local SUSPEND, DONE_SIGNAL = {}, {}
 local Task = { __name = "bk.Task" }
 local methods = {}
 
+-- A task: only tasks hold the private STATE key (no metatable read: await's hot path).
 local function isTask(v)
-  return type(v) == "table" and rawmetatable(v) == Task and rawget(v, STATE) ~= nil
+  return type(v) == "table" and rawget(v, STATE) ~= nil
 end
 
 local current = nil        -- the task whose coroutine runs now (nil: none)
@@ -124,7 +125,7 @@ end
 
 -- A waiter is a task (woken) or a cell of a loop run outside any task (marked).
 local function notify(waiter)
-  if rawmetatable(waiter) == Task then wake(waiter) else rawset(waiter, 1, true) end
+  if rawget(waiter, STATE) ~= nil then wake(waiter) else rawset(waiter, 1, true) end
 end
 
 -- A cancelled task's nested loop (see wait) must end too.
