@@ -38,6 +38,7 @@ let package = Package(
             resources: [
                 .embedInCode("Observation/ObservationEngine.lua"),
                 .embedInCode("DynamicDelegate/DelegateChunk.lua"),
+                .embedInCode("Tasks/TaskEngine.lua"),
             ]
         ),
         .target(name: "BlocksBridgeXML"),

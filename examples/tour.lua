@@ -149,3 +149,37 @@ print("running in:", arg and arg[-1] or "a Swift host")
 --   t = bk.scheduledTimerWithTimeInterval(2, function() print("tick") end, true)
 -- and keep typing (the ticks print above your line), Tab after `string.fo` or `bk_ma`, a table as
 -- an expression (`{1, {x = 2}}`), and Ctrl-C on `while true do end`.
+
+-- 14. Tasks: sequential async code on the loop. A task suspends at bk.sleep / bk.await while the
+--    loop runs other work; at the top level (here, the prompt, stock lua5.4) they run the loop.
+do
+  local function fetch(name, seconds)
+    bk.sleep(seconds)                         -- suspends this task only
+    return name .. " fetched"
+  end
+  local a = bk.async(fetch, "a", 0.03)
+  local b = bk.async(fetch, "b", 0.01)
+  local i, first = bk.awaitAny({ a, b })
+  print("first done:", i, first)            -- 2  b fetched
+  local all = bk.awaitAll({ a, b })
+  print("all:", all[1][1], all[2][1])        -- a fetched  b fetched
+  -- Blocks of the helpers may suspend the calling task too.
+  local doubled = bk.await(bk.async(function()
+    return bk.map({ 1, 2, 3 }, function(x) bk.sleep(0.001) return x * 2 end)
+  end))
+  print("mapped with pauses:", table.concat(doubled, " "))
+  -- Cancellation raises bk.cancelled where the task waits: cleanups run.
+  local slow = bk.async(function()
+    local ok, err = pcall(bk.sleep, 60)
+    print("slow task stopped:", err == bk.cancelled and "cancelled" or tostring(err))
+  end)
+  slow:cancel()
+  local lazy = bk.async(function() bk.sleep(1) end)
+  local okAwait, err = pcall(bk.await, lazy, 0.01)
+  print("with a timeout:", okAwait, (tostring(err):match("timed out")))  -- false  timed out
+  lazy:cancel()                              -- it went on until cancelled
+  -- debounce: one call per burst; unref: a progress timer that does not keep the script alive.
+  local save = bk.debounce(function(text) print("saved:", text) end, 0.01)
+  save("a"); save("ab"); save("abc")         -- saved: abc (once)
+  bk.scheduledTimerWithTimeInterval(0.5, function() print("progress...") end, true):unref()
+end

@@ -250,6 +250,12 @@ function bk.invocationWithTarget(target, f) end
 local BlockHandle = {}
 ---The block will not run; after it ran, or a second time, does nothing.
 function BlockHandle:cancel() end
+---It still runs while the loop runs, but does not keep the loop alive.
+---@return bk.BlockHandle self
+function BlockHandle:unref() end
+---Undoes `unref()`.
+---@return bk.BlockHandle self
+function BlockHandle:ref() end
 
 ---The loop's own queue: blocks run on the thread running `bk.run`.
 ---@type bk.Queue
@@ -386,6 +392,12 @@ function Timer:fire() end
 ---Starts a timer made by `bk.timerWithTimeInterval`.
 ---@return bk.Timer
 function Timer:schedule() end
+---It still fires while the loop runs, but does not keep the loop alive.
+---@return bk.Timer self
+function Timer:unref() end
+---Undoes `unref()`.
+---@return bk.Timer self
+function Timer:ref() end
 
 ---A timer already on the loop: `f(timer)` after `interval` seconds, repeatedly when `repeats`.
 ---@param interval number seconds (at least 0.1 ms)
@@ -605,5 +617,93 @@ function bk.hasEventHandlersForControlEvents(obj, events) end
 ---@param events string|string[]|table<string, boolean>
 ---@return integer
 function bk.sendActionsForControlEvents(obj, events, ...) end
+
+-- Tasks
+
+---A function running as a task on the loop (`bk.async`).
+---@class bk.Task
+---@field isFinished boolean its function returned or raised
+---@field isCancelled boolean
+local Task = {}
+---Its pending or next suspension raises `bk.cancelled`; a finished task is left as it is.
+function Task:cancel() end
+---The same as `bk.await(task, timeout)`.
+---@param timeout? number
+---@return any ...
+function Task:result(timeout) end
+
+---@alias bk.Awaitable bk.Task|bk.BlockHandle|bk.Timer
+
+---Starts `f(...)` as a task at once; returns when it first suspends or finishes.
+---@param f async fun(...): ...
+---@param ... any
+---@return bk.Task
+function bk.async(f, ...) end
+
+---Waits for a task (its results; its error raised), a handle (nothing) or a timer's next firing.
+---Suspends the running task, else runs the loop. Raises `bk.cancelled`, or "timed out".
+---@async
+---@param x bk.Awaitable
+---@param timeout? number seconds
+---@return any ...
+function bk.await(x, timeout) end
+
+---Suspends the running task at least `seconds`; elsewhere runs the loop that long.
+---@async
+---@param seconds number finite, >= 0
+function bk.sleep(seconds) end
+
+---Waits for every item; entry i is `table.pack` of item i's results. The first failure raises.
+---@async
+---@param list bk.Awaitable[]
+---@param timeout? number
+---@return table[]
+function bk.awaitAll(list, timeout) end
+
+---Waits for the first item done: its index, then its results.
+---@async
+---@param list bk.Awaitable[]
+---@param timeout? number
+---@return integer index
+---@return any ...
+function bk.awaitAny(list, timeout) end
+
+---The running task, or nil.
+---@return bk.Task|nil
+function bk.currentTask() end
+
+---The value a cancelled task's suspension point raises (`tostring` is "cancelled").
+---@type table
+bk.cancelled = nil
+
+---A callable that runs its function once, `delay` after the latest call (`bk.debounce`).
+---@class bk.Debounced
+local Debounced = {}
+---Drops the pending call.
+function Debounced:cancel() end
+---Runs the pending call now.
+---@return any ...
+function Debounced:flush() end
+
+---A callable that runs its function at most once per interval (`bk.throttle`).
+---@class bk.Throttled
+local Throttled = {}
+---Drops the kept (trailing) call.
+function Throttled:cancel() end
+---Runs the kept call now.
+---@return any ...
+function Throttled:flush() end
+
+---Each call (re)schedules `f(...)` `delay` seconds after the latest call.
+---@param f function
+---@param delay number
+---@return bk.Debounced
+function bk.debounce(f, delay) end
+
+---Runs `f` at once, then at most once per `interval` with the latest arguments.
+---@param f function
+---@param interval number
+---@return bk.Throttled
+function bk.throttle(f, interval) end
 
 return bk

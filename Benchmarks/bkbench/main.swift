@@ -29,6 +29,8 @@ do {
         try unobservedWriteBenchmark(writes: 1_000_000 / scale),
         try typedRegisteredFunctionBenchmark(calls: 10_000_000 / scale),
         try typedCallBenchmark(calls: 1_000_000 / scale),
+        try sleepingTasksBenchmark(count: 100_000 / scale),
+        try awaitFinishedBenchmark(calls: 1_000_000 / scale),
     ] + (try collectionBenchmarks(count: 1_000_000 / scale))
         + (try workerBenchmarks(elements: 64, trivialCount: 100_000, roundTrips: 20_000 / scale))
         + (try exportedClassBenchmarks(calls: 5_000_000 / scale))

@@ -236,6 +236,7 @@ int bk_trampoline(lua_State *L) {
         return lua_error(L);
     }
     if (n >= 0) return n;
+    if (n == BK_CONTINUE_WALK) return bk_walk_start(L);  // Swift is gone: the walk may raise and yield
     const char *fname = lua_tostring(L, lua_upvalueindex(2));
     switch (n) {
         case BK_RAISE_MESSAGE: {

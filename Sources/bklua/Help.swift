@@ -28,7 +28,7 @@ enum Help {
 
         """
         for library in BKModule.libraries {
-            text += wrap(library.name + ":", library.functions.map(\.name))
+            text += wrap(library.name + ":", library.functions.map(\.name) + library.luaFunctionNames)
         }
         StandardStreams.writeOutput(text)
     }

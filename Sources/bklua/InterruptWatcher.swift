@@ -20,7 +20,7 @@ final class InterruptWatcher {
         source.setEventHandler {
             var bytes = (0, 0, 0, 0, 0, 0, 0, 0) as (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)
             _ = withUnsafeMutableBytes(of: &bytes) { read(descriptor, $0.baseAddress, $0.count) }
-            loop.stop()
+            loop.interrupt()
         }
         source.resume()
         self.source = source

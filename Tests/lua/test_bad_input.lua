@@ -49,7 +49,7 @@ test("discovery ran and sees every exported function", function()
   local found = {}
   for _, name in ipairs(classes) do found[name] = true end
   for _, name in ipairs({ "bk.Timer", "bk.BlockHandle", "bk.Queue", "bk.array", "bk.dictionary", "bk.set",
-                          "bk.Worker", "bk.Channel" }) do
+                          "bk.Worker", "bk.Channel", "bk.Task" }) do
     ok(found[name], "no object of class " .. name .. " discovered; found: " .. table.concat(classes, ", "))
   end
 end)

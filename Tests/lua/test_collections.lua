@@ -624,13 +624,38 @@ test("helpers survive a full garbage collection inside every block", function()
   eq(m[3][1], 3)
 end)
 
-test("a block that yields gets Lua's error, the coroutine fails cleanly", function()
+test("a block may yield: the walk suspends with its coroutine and goes on when resumed", function()
   local co = coroutine.create(function()
     bk.each({ 1, 2 }, function(x) coroutine.yield(x) end)
+    local m = bk.map({ a = 1, b = 2 }, function(k, v) return coroutine.yield(k) .. v end)
+    return bk.reduce({ 10, 20 }, 1, function(acc, x) return acc + coroutine.yield(x) end), m
   end)
-  local okResume, err = coroutine.resume(co)
-  ok(not okResume)
-  ok(tostring(err):find("yield across", 1, true), err)
+  local seen = {}
+  local okResume, value = coroutine.resume(co)
+  while okResume and coroutine.status(co) == "suspended" do
+    seen[#seen + 1] = value
+    okResume, value = coroutine.resume(co, type(value) == "string" and value:upper() or value)
+  end
+  ok(okResume, value)
+  eq(value, 31)
+  eq(#seen, 6)
+  eq(seen[1], 1); eq(seen[2], 2); eq(seen[5], 10); eq(seen[6], 20)
+  -- Outside a coroutine, a yielding block gets Lua's error, unchanged.
+  local okCall, err = pcall(bk.each, { 1 }, function() coroutine.yield() end)
+  ok(not okCall)
+  ok(tostring(err):find("outside a coroutine", 1, true), err)
+end)
+
+test("a coroutine closed while a block is suspended mid-walk leaves nothing behind", function()
+  local co = coroutine.create(function()
+    local closed <close> = setmetatable({}, { __close = function() end })
+    bk.map({ 1, 2, 3 }, function(x) coroutine.yield() return x end)
+  end)
+  coroutine.resume(co)
+  eq(coroutine.status(co), "suspended")
+  ok(coroutine.close(co))
+  collectgarbage()
+  eq(bk.map({ 1 }, function(x) return x + 1 end)[1], 2)
 end)
 
 test("deep recursion through helpers ends with a stack overflow error, not a crash", function()

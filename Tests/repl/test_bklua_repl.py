@@ -395,6 +395,29 @@ def ctrl_c_interrupts_running_code_and_clears_the_line():
 
 
 @case
+def await_at_the_prompt_and_ctrl_c_cancels_the_awaited_task():
+    if not has("bk.await ~= nil"):
+        print("  (skipped: no bk.await in this build)")
+        return
+    s = start()
+    try:
+        answer(s, "t = bk.async(function() bk.sleep(0.05) return 6 * 7 end)", None)
+        answer(s, "bk.await(t)", "42")
+        answer(s, "bk.sleep(0.01)", None)
+        answer(s, "slow = bk.async(function() bk.sleep(100) end)", None)
+        s.send("bk.await(slow)\r")
+        s.expect(r"bk\.await\(slow\)\n")
+        time.sleep(1)
+        s.send("\x03")
+        s.expect(r"interrupted")
+        s.expect(r"\n> ")
+        answer(s, "slow.isCancelled", "true")
+        answer(s, "bk.pending()", "0")
+    finally:
+        s.close()
+
+
+@case
 def os_exit_in_a_block_at_the_prompt_keeps_its_output_and_status():
     if not has("bk.performBlock ~= nil"):
         print("  (skipped: no bk.performBlock in this build)")

@@ -7,14 +7,14 @@ import CLuaShim
 /// `CollectionAlgorithms` over a `LuaCollection` walk, calling the block per element with
 /// `callBlock` (a block error stops the helper and reaches the caller unchanged).
 /// The hot simple helpers (each, map, reduce, select / reject without set membership) take the C
-/// fast path (`LuaBlock.drive`): measured, a protected call per element from Swift, or a Swift step
-/// per element called from the C driver, both cost ~1.5-2x a hand-written Lua loop.
+/// fast path (`LuaBlock.drive`, run by the trampoline after the Swift frame returned; its blocks may
+/// yield): measured, a protected call per element from Swift, or a Swift step per element called
+/// from the C driver, both cost ~1.5-2x a hand-written Lua loop.
 enum CollectionHelpers {
     static func each(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
         let kind = try stack.checkCollectionContents(1)
         let block = try LuaBlock(stack, argument: 2)
-        try block.drive(LuaCollection(stack, 1, kind: kind), BK_WALK_DISCARD)
-        return 0
+        return block.drive(LuaCollection(stack, 1, kind: kind), BK_WALK_DISCARD)
     }
 
     static func match(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
@@ -35,10 +35,8 @@ enum CollectionHelpers {
         let block = try LuaBlock(stack, argument: 2)
         var result = CollectionBuilder(stack, kind: kind)
         if kind == .array || kind == .dictionary {  // no membership to keep: the C fast path
-            try block.drive(LuaCollection(stack, 1, kind: kind), keeping ? BK_WALK_KEEP : BK_WALK_DROP,
-                            result: result.table)
-            result.finish()
-            return 1
+            return block.drive(LuaCollection(stack, 1, kind: kind), keeping ? BK_WALK_KEEP : BK_WALK_DROP,
+                               result: result.table, returning: result.table)
         }
         try CollectionAlgorithms.filter(LuaCollection(stack, 1, kind: kind), keeping: keeping, block.test) {
             result.keep($0)
@@ -54,9 +52,8 @@ enum CollectionHelpers {
         let result = CollectionBuilder(stack, kind: kind.isList ? .array : .dictionary,
                                        arrayCount: Int32(clamping: count))
         stack.pushNull()
-        try block.drive(LuaCollection(stack, 1, kind: kind), BK_WALK_MAP, result: result.table, null: stack.top)
-        result.finish()
-        return 1
+        return block.drive(LuaCollection(stack, 1, kind: kind), BK_WALK_MAP, result: result.table, null: stack.top,
+                           returning: result.table)
     }
 
     static func reduce(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
@@ -65,9 +62,8 @@ enum CollectionHelpers {
         let block = try LuaBlock(stack, argument: 3)
         stack.pushCopy(of: 2)
         let accumulator = stack.top
-        try block.drive(LuaCollection(stack, 1, kind: kind), BK_WALK_FOLD, prefix: accumulator)
-        stack.top = accumulator
-        return 1
+        return block.drive(LuaCollection(stack, 1, kind: kind), BK_WALK_FOLD, prefix: accumulator,
+                           returning: accumulator)
     }
 
     /// reduceInteger / reduceFloat: the accumulator is a Swift number; each step's result must be a

@@ -6,7 +6,7 @@ import CLuaShim
 /// and reaches its caller unchanged (its traceback is recorded for error reports).
 ///
 /// each / map / reduce, and select / reject on arrays and dictionaries, take the fast path instead:
-/// `drive` runs the whole walk in the C driver `bk_walk_run` under one protected call.
+/// `drive` has the trampoline run the whole walk in C after the helper's Swift frame returned.
 struct LuaBlock {
     let stack: LuaStack
     let function: Int32
@@ -58,23 +58,22 @@ struct LuaBlock {
         try stack.callBlock(arguments: count, results: 1, handler: handler)
     }
 
-    /// Calls the block on every element of `collection` from the C driver (one protected call for
-    /// the walk; see `bk_walk_run`), doing `action` (`BK_WALK_*`) with each answer: `prefix` is the
+    /// Lays out a walk calling the block on every element of `collection` and returns the status
+    /// that has the trampoline run it in C once this Swift frame is gone (`BK_CONTINUE_WALK`):
+    /// blocks may then raise (the error reaches the helper's caller unchanged) and yield (a block
+    /// that suspends its task). `action` (`BK_WALK_*`) says what each answer does: `prefix` is the
     /// accumulator (FOLD), `result` the result table and `null` a slot holding `bk.null` (MAP),
-    /// `appended` the count of a list result (MAP, KEEP, DROP). A raising block stops the walk and
-    /// its error, unchanged, is thrown to the helper's caller.
+    /// `appended` the count of a list result (MAP, KEEP, DROP). The helper then returns the value
+    /// at `returning` (0: nothing).
     func drive(_ collection: LuaCollection, _ action: Int32, prefix: Int32 = 0, result: Int32 = 0,
-               null: Int32 = 0, appended: Int64 = 0) throws(LuaRaise) {
+               null: Int32 = 0, appended: Int64 = 0, returning: Int32 = 0) -> Int32 {
         let keys = collection.kind.isList ? 0 : collection.pushKeys()
         var walk = bk_walk(table: collection.table, keys: keys, block: function, prefix: prefix, action: action,
                            result: result, null: null,
-                           count: stack.rawLength(keys != 0 ? keys : collection.table), appended: appended, first: 1)
-        switch bk_walk_run(stack.L, &walk, handler) {
-        case LUA_OK: break
-        case BK_WALK_NO_STACK: throw .message("stack overflow")
-        default: throw .valueOnTop
-        }
-        if keys != 0 { stack.top = keys - 1 }
+                           count: stack.rawLength(keys != 0 ? keys : collection.table), appended: appended,
+                           first: 1, returns: returning, base: 0, position: 0)
+        bk_walk_prepare(stack.L, &walk)
+        return BK_CONTINUE_WALK
     }
 
     /// Calls the block with the values at two stack slots and returns whether it is truthy.

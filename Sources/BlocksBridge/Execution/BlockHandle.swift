@@ -26,6 +26,9 @@ public final class BlockHandle: ScheduledWork, LuaBridged, @unchecked Sendable {
     // Guarded by the loop's mutex.
     var status = Status.scheduled
     var body: BlockBody
+    /// Lua functions (with their argument) to call on the main queue once the block finished or
+    /// was cancelled: how a task awaiting the handle is woken (`EventLoop.watch`).
+    var waiters: [LuaWaiter] = []
 
     init(loop: EventLoop, queue: BlockQueue, body: BlockBody) {
         self.loop = loop
@@ -52,6 +55,19 @@ public final class BlockHandle: ScheduledWork, LuaBridged, @unchecked Sendable {
                 let handle = try stack.checkObject(BlockHandle.self, at: 1)
                 handle.loop.cancel(handle, on: stack)
                 return 0
+            },
+            // unref(): it still runs while the loop runs, but does not keep it alive. Returns self.
+            BKFunction("unref") { stack throws(LuaRaise) in
+                let handle = try stack.checkObject(BlockHandle.self, at: 1)
+                handle.loop.setReferenced(handle, false)
+                stack.top = 1
+                return 1
+            },
+            BKFunction("ref") { stack throws(LuaRaise) in
+                let handle = try stack.checkObject(BlockHandle.self, at: 1)
+                handle.loop.setReferenced(handle, true)
+                stack.top = 1
+                return 1
             },
         ],
         properties: [

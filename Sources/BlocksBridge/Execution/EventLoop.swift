@@ -20,19 +20,20 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     /// Used only while holding the state lock with `closed` false: the state sets `closed` under
     /// that lock (`stateWillClose`) before it goes, so it is alive whenever this is read.
     private unowned(unsafe) let state: LuaState
-    private let stateLock: StateLock
+    let stateLock: StateLock
     /// Guards the heap, counters and every handle's and timer's status.
     let mutex = PlainLock()
     var heap = TimerHeap()
     var nextSequence: UInt64 = 0
     /// Blocks handed to other queues that have not finished: they keep the loop alive too.
-    private var outstanding = 0
+    var outstanding = 0
     /// Registry references released by threads that did not hold the state lock.
     private var deferredReleases: [Int32] = []
     /// The thread driving the loop: work scheduled from any other thread wakes it.
     private var loopThread: UInt
-    private let stopRequested = Atomic<Bool>(false)
-    private let wakeup = WakeupPipe()
+    let stopRequested = Atomic<Bool>(false)
+    let interruptRequested = Atomic<Bool>(false)
+    let wakeup = WakeupPipe()
     /// Idle Lua threads (with their registry references) for running blocks: each entry into Lua
     /// gets a stack of its own, whatever the thread that owns the state's main stack is doing.
     private var idleThreads: [(ref: Int32, thread: OpaquePointer)] = []
@@ -92,9 +93,9 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     public var wakeupDescriptor: Int32 { wakeup.readDescriptor }
 
     /// Blocks and timers that keep the loop alive: scheduled blocks, valid scheduled timers and
-    /// blocks running or queued on other queues.
+    /// blocks running or queued on other queues, except those `unref()`ed.
     public var pendingCount: Int {
-        mutex.withLock { heap.count + outstanding }
+        mutex.withLock { heap.referencedCount + outstanding }
     }
 
     /// Runs the loop until nothing is pending (true), `stop` is called or `seconds` have passed
@@ -108,8 +109,11 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         defer { stateLock.unlock() }
         while true {
             runDueWork()
-            if stopRequested.exchange(false, ordering: .relaxed) { return false }
-            let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.firstDeadline) }
+            if stopRequested.exchange(false, ordering: .relaxed) {
+                interruptRequested.store(false, ordering: .relaxed)
+                return false
+            }
+            let (pending, next) = mutex.withLock { (heap.referencedCount + outstanding, heap.firstDeadline) }
             if pending == 0 { return true }
             let now = MonotonicClock.now()
             var timeout = next.map { $0 > now ? $0 - now : 0 }
@@ -155,6 +159,13 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         wakeup.signal()
     }
 
+    /// `stop`, for Ctrl-C at bklua's prompt: a wait of `bk.await` outside a task also cancels
+    /// what it awaits (`LoopWaitOutcome.interrupted`).
+    public func interrupt() {
+        interruptRequested.store(true, ordering: .relaxed)
+        stop()
+    }
+
     /// Ends the innermost running `run` (or `waitUntilIdle`) after the block running now.
     public func stop() {
         stopRequested.store(true, ordering: .relaxed)
@@ -163,12 +174,23 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
 
     /// Drives the loop from an async context until nothing is pending (or `stop`, or the task is
     /// cancelled). Waiting happens on a Dispatch thread, not on the cooperative pool.
+    /// Waits on the wakeup pipe (at most `nanoseconds`) on a Dispatch thread, suspending the caller.
+    func sleepAsync(nanoseconds: UInt64) async {
+        let wakeup = self.wakeup
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            waitQueue.async {
+                wakeup.wait(nanoseconds: nanoseconds)
+                done.resume()
+            }
+        }
+    }
+
     public func waitUntilIdle() async {
         stopRequested.store(false, ordering: .relaxed)
         while !Task.isCancelled, !isClosed {
             runDueWork()
             if stopRequested.exchange(false, ordering: .relaxed) { return }
-            let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.firstDeadline) }
+            let (pending, next) = mutex.withLock { (heap.referencedCount + outstanding, heap.firstDeadline) }
             if pending == 0 { return }
             let now = MonotonicClock.now()
             let timeout = next.map { $0 > now ? $0 - now : 0 }
@@ -264,7 +286,9 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         let body = handle.body
         handle.body = .none
         let wake = loopThread != UInt(pthread_self())
+        let waiters = takeWaiters(&handle.waiters)
         mutex.unlock()
+        notify(waiters)
         release(body, on: stack)
         if wake { wakeup.signal() }
     }
@@ -304,8 +328,13 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         case .nothing:
             break
         case .run(let handle, let body):
-            invoke(body, on: stack)
-            mutex.withLock { if handle.status == .running { handle.status = .finished } }
+            // A block that suspended (bk.sleep) runs on as a task: finished when it ends.
+            if invoke(body, on: stack, asTaskOf: handle) { break }
+            let waiters = mutex.withLock {
+                if handle.status == .running { handle.status = .finished }
+                return takeWaiters(&handle.waiters)
+            }
+            notify(waiters)
         case .dispatch(let handle):
             dispatch(handle)
         case .fire(let timer, let body, let releasing):
@@ -348,34 +377,60 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
             ran = true
         }
         guard ran else { return }
-        mutex.withLock {
+        let waiters = mutex.withLock {
             handle.status = .finished
             outstanding -= 1
+            return takeWaiters(&handle.waiters)
         }
+        notify(waiters)
         wakeup.signal()
     }
 
     /// Calls a block's body. A Lua function's references are released before the call (the stack
-    /// holds the values while it runs).
-    func invoke(_ body: BlockBody, on stack: LuaStack?) {
+    /// holds the values while it runs). With `asTaskOf` (main-queue blocks), a Lua block runs as a
+    /// task when the tasks engine is loaded: returns true when it suspended (it goes on as a task,
+    /// and the engine marks the handle finished when it ends).
+    @discardableResult
+    func invoke(_ body: BlockBody, on stack: LuaStack?, asTaskOf handle: BlockHandle? = nil) -> Bool {
         switch body {
         case .none:
-            break
+            return false
         case .swift(let closure):
             closure()
+            return false
         case .lua(let function, let object):
-            guard let stack else { return }
-            _ = stack.ensureSpace(4)
+            guard let stack else { return false }
+            _ = stack.ensureSpace(6)
+            let base = stack.top
+            var arguments: Int32 = 0
+            if let handle, TaskEngine.pushBlockRunner(on: stack) {
+                stack.push(object: handle)
+                arguments = 1
+            }
+            let asTask = arguments == 1
             lua_rawgeti(stack.L, LuaStack.registryIndex, lua_Integer(function))
             luaL_unref(stack.L, LuaStack.registryIndex, function)
-            var arguments: Int32 = 0
+            if asTask { arguments += 1 }
             if object != LUA_NOREF {
                 lua_rawgeti(stack.L, LuaStack.registryIndex, lua_Integer(object))
                 luaL_unref(stack.L, LuaStack.registryIndex, object)
-                arguments = 1
+                arguments += 1
             }
-            stack.callReportingErrors(arguments: arguments, results: 0)
+            let ok = stack.callReportingErrors(arguments: arguments, results: asTask ? 1 : 0)
+            let suspended = asTask && ok && stack.toBool(-1)
+            stack.top = base
+            return suspended
         }
+    }
+
+    /// The engine reports that a block which suspended has ended (`asTaskOf`).
+    func finishSuspendedBlock(_ handle: BlockHandle) {
+        let waiters: [LuaWaiter] = mutex.withLock {
+            guard handle.status == .running else { return [] }
+            handle.status = .finished
+            return takeWaiters(&handle.waiters)
+        }
+        notify(waiters)
     }
 
     // MARK: - Entering Lua
@@ -441,7 +496,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
 
     func wake() { wakeup.signal() }
 
-    private var isClosed: Bool { mutex.withLock { closed } }
+    var isClosed: Bool { mutex.withLock { closed } }
 
     /// Whether the calling thread drives the loop (under `mutex`).
     var isLoopThreadLocked: Bool { loopThread == UInt(pthread_self()) }
@@ -467,7 +522,8 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         }
         idleThreads.removeAll()
         // Released outside the mutex: a timer's deinit may defer a release, which takes it.
-        _ = dropped
+        // (`_ = dropped` let the optimizer drop the array, and the last release, inside the mutex.)
+        withExtendedLifetime(dropped) {}
     }
 }
 

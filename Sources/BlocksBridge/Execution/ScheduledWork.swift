@@ -7,6 +7,8 @@ public class ScheduledWork: @unchecked Sendable {
     var sequence: UInt64 = 0
     /// Position on the heap, -1 when not on it (so cancelling removes it at once, in O(log n)).
     var heapIndex = -1
+    /// False after `unref()`: it still runs while the loop runs, but does not keep it alive.
+    var referenced = true
 
     init() {}
 
@@ -31,8 +33,19 @@ struct TimerHeap {
     }
 
     private var entries: [Entry] = []
+    /// Entries whose work is unreferenced (`unref()`): they do not keep the loop alive.
+    private(set) var unreferenced = 0
 
     var count: Int { entries.count }
+    /// Entries that keep the loop alive.
+    var referencedCount: Int { entries.count - unreferenced }
+
+    /// Changes whether `work` keeps the loop alive, counting it if it is on the heap.
+    mutating func setReferenced(_ work: ScheduledWork, _ referenced: Bool) {
+        guard work.referenced != referenced else { return }
+        work.referenced = referenced
+        if work.heapIndex >= 0 { unreferenced += referenced ? -1 : 1 }
+    }
     var first: ScheduledWork? { entries.first?.work.takeUnretainedValue() }
     var firstDeadline: UInt64? { entries.first?.deadline }
     /// The scheduled work, in no particular order.
@@ -41,6 +54,7 @@ struct TimerHeap {
     /// Adds `work` with its current `deadline` and `sequence`.
     mutating func insert(_ work: ScheduledWork) {
         entries.append(Entry(deadline: work.deadline, sequence: work.sequence, work: .passRetained(work)))
+        if !work.referenced { unreferenced += 1 }
         siftUp(entries.count - 1)
     }
 
@@ -57,6 +71,7 @@ struct TimerHeap {
             siftUp(index)
         }
         work.heapIndex = -1
+        if !work.referenced { unreferenced -= 1 }
         Unmanaged.passUnretained(work).release()
     }
 
@@ -66,6 +81,7 @@ struct TimerHeap {
             entry.work.release()
         }
         entries.removeAll()
+        unreferenced = 0
     }
 
     @inline(__always) private mutating func place(_ entry: Entry, at index: Int) {

@@ -83,9 +83,16 @@ private func releaseAnchor(_ L: OpaquePointer?) -> Int32 {
     guard let L, let slot = LuaModuleEntry.slot(L, 1) else { return 0 }
     guard let object = slot.pointee else { return 0 }
     slot.pointee = nil
+    let state = object.takeUnretainedValue() as? LuaState
+    // The interpreter does not run the loop after the script (bklua does): never drop work silently.
+    if let pending = state?.existingExtensionObject(EventLoop.self)?.pendingCount, pending > 0 {
+        StandardStreams.writeError(
+            "bk: \(pending) pending block\(pending == 1 ? "" : "s") or timer\(pending == 1 ? "" : "s") dropped "
+            + "as Lua closes: call bk.run() at the end of the script to run them\n")
+    }
     // Finalizers that run after this one (of objects made before `require "bk"`) must not reach
     // the released state: every bk function refuses from now on.
-    (object.takeUnretainedValue() as? LuaState)?.runtime.pointee.closing = 1
+    state?.runtime.pointee.closing = 1
     object.release()
     return 0
 }

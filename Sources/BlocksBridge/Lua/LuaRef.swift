@@ -7,7 +7,12 @@ import CLuaShim
 /// once when the state's lock is free (or held by this thread), else at the state's next host
 /// call. A reference that outlives its state releases nothing. It belongs to one state: pushing
 /// it into another (or once its state is closed) is an error, never another state's value.
-public final class LuaRef {
+///
+/// Sendable: hand it to a Swift timer, a Dispatch queue or a task. `id` and `runtime` never change;
+/// `state` is a weak reference (atomic); every use of the slot takes the state's lock (`push` runs
+/// inside host calls, which hold it; release takes it or queues). `callOnLoop` runs a call on the
+/// loop's thread.
+public final class LuaRef: @unchecked Sendable {
     public let id: Int32
     public weak private(set) var state: LuaState?
     /// The runtime of the state the slot is in: compared (never read) to tell the state a push

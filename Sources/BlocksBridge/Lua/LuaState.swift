@@ -126,6 +126,11 @@ public final class LuaState {
         }
     }
 
+    /// The state's instance of `type` if one was made (never creates it).
+    func existingExtensionObject<T: AnyObject>(_ type: T.Type) -> T? {
+        extensions[ObjectIdentifier(type)] as? T
+    }
+
     // MARK: References
 
     /// Releases a `LuaRef`'s registry slot, from any thread: at once when this thread holds the

@@ -16,14 +16,18 @@ public struct BKFunction: Sendable {
 public struct BKLibrary: Sendable {
     public let name: String
     public let functions: [BKFunction]
+    /// Functions the library writes in Lua and puts into the module in `setUp` (named for
+    /// `--help` and `exportedNames`).
+    public let luaFunctionNames: [String]
     /// Runs once per state after every library's functions are in the module table, which is at
     /// `module` on the stack (metatables, per-state objects, constants such as `bk.null`).
     public let setUp: (@Sendable (LuaStack, _ module: Int32) -> Void)?
 
-    public init(name: String, functions: [BKFunction],
+    public init(name: String, functions: [BKFunction], luaFunctionNames: [String] = [],
                 setUp: (@Sendable (LuaStack, _ module: Int32) -> Void)? = nil) {
         self.name = name
         self.functions = functions
+        self.luaFunctionNames = luaFunctionNames
         self.setUp = setUp
     }
 }

@@ -11,5 +11,6 @@ extension BKModule {
         .dynamicDelegates,
         .eventHandlers,
         .workers,
+        .tasks,
     ]
 }

@@ -8,7 +8,7 @@ public enum BKModule {
 
     /// Every exported name, in library order.
     public static var exportedNames: [String] {
-        libraries.flatMap { $0.functions.map(\.name) }
+        libraries.flatMap { $0.functions.map(\.name) + $0.luaFunctionNames }
     }
 
     /// Builds the module table and makes it `package.loaded.bk` (so `require "bk"` returns it).

@@ -18,6 +18,9 @@ public final class BlockTimer: ScheduledWork, LuaBridged, @unchecked Sendable {
     // Guarded by the loop's mutex.
     var valid = true
     var body: TimerBody
+    /// How many times the body ran, and who awaits the next firing (`EventLoop.watch`).
+    var firings = 0
+    var waiters: [LuaWaiter] = []
 
     /// NSTimer's floor for intervals.
     static let minimumInterval = 0.0001
@@ -51,6 +54,12 @@ public final class BlockTimer: ScheduledWork, LuaBridged, @unchecked Sendable {
 
     /// Calls the timer's body with the timer; `releasing` frees a Lua function once pushed.
     func invoke(_ body: TimerBody, releasing: Bool, on stack: LuaStack?) {
+        // Counted before the body runs: a body awaiting its own timer waits for the next firing.
+        let waiters = loop.mutex.withLock {
+            firings += 1
+            return takeWaiters(&self.waiters)
+        }
+        loop.notify(waiters)
         switch body {
         case .none:
             break
@@ -58,11 +67,16 @@ public final class BlockTimer: ScheduledWork, LuaBridged, @unchecked Sendable {
             closure(self)
         case .lua(let function):
             guard let stack else { return }
-            _ = stack.ensureSpace(4)
+            _ = stack.ensureSpace(6)
+            let base = stack.top
+            // Runs as a task of its own when it suspends (once the tasks engine is loaded).
+            let asTask = TaskEngine.pushBlockRunner(on: stack)
+            if asTask { stack.pushNil() }  // no handle
             lua_rawgeti(stack.L, LuaStack.registryIndex, lua_Integer(function))
             if releasing { luaL_unref(stack.L, LuaStack.registryIndex, function) }
             stack.push(object: self)
-            stack.callReportingErrors(arguments: 1, results: 0)
+            stack.callReportingErrors(arguments: asTask ? 3 : 1, results: 0)
+            stack.top = base
         }
     }
 
@@ -80,6 +94,19 @@ public final class BlockTimer: ScheduledWork, LuaBridged, @unchecked Sendable {
             },
             BKFunction("schedule") { stack throws(LuaRaise) in
                 try stack.checkObject(BlockTimer.self, at: 1).schedule()
+                stack.top = 1
+                return 1
+            },
+            // unref(): it still fires while the loop runs, but does not keep it alive. Returns self.
+            BKFunction("unref") { stack throws(LuaRaise) in
+                let timer = try stack.checkObject(BlockTimer.self, at: 1)
+                timer.loop.setReferenced(timer, false)
+                stack.top = 1
+                return 1
+            },
+            BKFunction("ref") { stack throws(LuaRaise) in
+                let timer = try stack.checkObject(BlockTimer.self, at: 1)
+                timer.loop.setReferenced(timer, true)
                 stack.top = 1
                 return 1
             },

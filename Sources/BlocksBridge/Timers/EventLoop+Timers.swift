@@ -51,7 +51,9 @@ extension EventLoop {
         let body = timer.body
         timer.body = .none
         let needsWake = !isLoopThreadLocked
+        let waiters = takeWaiters(&timer.waiters)
         mutex.unlock()
+        notify(waiters)
         if case .lua(let function) = body { release(reference: function, on: stack) }
         if needsWake { wake() }  // a loop sleeping until this timer may now be idle
     }

@@ -36,7 +36,7 @@ enum ParallelCollections {
         let handler = stack.pushMessageHandler()
         var walk = bk_walk(table: 1, keys: keys, block: 2, prefix: 0,
                            action: mapping ? BK_WALK_MAP : BK_WALK_DISCARD, result: result, null: null,
-                           count: 0, appended: 0, first: 1)
+                           count: 0, appended: 0, first: 1, returns: 0, base: 0, position: 0)
         // The probe: element 1, then (unless it was clearly heavy) up to element 32, timed.
         var probed: Int64 = 0
         var elementTime: UInt64 = 0
@@ -192,7 +192,7 @@ enum ParallelCollections {
         let handler = worker.pushMessageHandler()
         var walk = bk_walk(table: dictionary ? 3 : 2, keys: dictionary ? 2 : 0, block: 1, prefix: 0,
                            action: mapping ? BK_WALK_MAP : BK_WALK_DISCARD, result: result, null: null,
-                           count: count, appended: 0, first: 1)
+                           count: count, appended: 0, first: 1, returns: 0, base: 0, position: 0)
         let status = bk_walk_run(worker.L, &walk, handler)
         if status == LUA_OK {
             worker.pushCopy(of: result)

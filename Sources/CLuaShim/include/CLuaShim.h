@@ -92,7 +92,7 @@ void bk_pushswiftfunction(lua_State *L, bk_runtime *rt, void *body, const char *
 /// Protected call that keeps the allocation rule: Lua code called from Swift may fail to allocate.
 int bk_pcall(lua_State *L, int nargs, int nresults, int msgh);
 
-/// What a block walk (`bk_walk_run`) does with each answer of the block.
+/// What a block walk does with each answer of the block.
 #define BK_WALK_DISCARD 0  /* each: nothing (no result kept) */
 #define BK_WALK_FOLD 1     /* reduce: the answer replaces `prefix` (the accumulator) */
 #define BK_WALK_MAP 2      /* map: lists append the answer to `result`, dictionaries set result[key]; nil becomes `null` */
@@ -109,19 +109,29 @@ typedef struct bk_walk {
     int result;           // the result table (MAP, KEEP, DROP)
     int null;             // a slot holding `bk.null` (MAP)
     lua_Integer count;    // positions 1 ... count of the list, or of `keys`
-    lua_Integer appended; // in/out: elements in a list result
-    lua_Integer first;    // the first position visited (0 or 1: from the start)
+    lua_Integer appended; // in/out: elements in a list result so far
+    lua_Integer first;    // bk_walk_run: the first position visited (0 or 1: from the start)
+    int returns;          // the slot the helper returns when the walk ends; 0: nothing
+    int base;             // set by the walk: the stack top it works above
+    lua_Integer position; // set by the walk: the position being visited
 } bk_walk;
 
-/// Calls the block on each element inside ONE protected call (message handler `handler`): a C
-/// driver reads each element raw when its turn comes, calls the block with an unprotected lua_call
-/// and applies `action` with raw operations. No Swift frame is live while it runs, so a block's
-/// error unwinds C frames only, and allocations obey the memory cap as in any Lua code. The driver
-/// runs in a copy of the caller's frame (slots 1 ... top, so the caller's indices hold) that is
-/// written back on success. Walk rules as `LuaCollection`'s: a list stops at its first nil
-/// position (elements past the starting `#c` are not visited); dictionaries visit the recorded keys
-/// whose value is still non-nil. Returns a Lua status (error value on top on failure), or
-/// BK_WALK_NO_STACK (nothing pushed) when the stack cannot grow for the copy.
+/// A Swift body returns this (after bk_walk_prepare) to have the trampoline run the walk once the
+/// Swift frame is gone: a C driver reads each element raw when its turn comes, calls the block
+/// with lua_callk (so the block may yield when the caller can) and applies `action` with raw
+/// operations; a block's error unwinds C frames only. Walk rules as `LuaCollection`'s: a list
+/// stops at its first nil position (elements past the starting `#c` are not visited); dictionaries
+/// visit the recorded keys whose value is still non-nil. Then the helper returns `returns`.
+#define BK_CONTINUE_WALK (-5)
+/// Pushes a userdata holding a copy of `walk` (the trampoline's walk reads it from the top).
+void bk_walk_prepare(lua_State *L, const bk_walk *walk);
+/// Runs the walk whose userdata is on top; returns the helper's result count (trampoline only).
+int bk_walk_start(lua_State *L);
+
+/// The same walk from position `first`, synchronously: inside ONE protected call (message handler
+/// `handler`) in a copy of the caller's frame, written back on success, so Swift can read the
+/// results before it returns. Blocks cannot yield here. Returns a Lua status (error value on top on
+/// failure), or BK_WALK_NO_STACK (nothing pushed) when the stack cannot grow for the copy.
 #define BK_WALK_NO_STACK (-1)
 int bk_walk_run(lua_State *L, bk_walk *walk, int handler);
 

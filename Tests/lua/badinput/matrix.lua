@@ -146,7 +146,8 @@ add("hostile all metamethods", setmetatable({ 1 }, {
 
 local function isAcceptableError(err)
   if type(err) == "string" then return true end
-  return err == SENTINEL or err == BADERROR or err == nil  -- a callback's own error value, unchanged
+  -- A callback's own error value, unchanged; bk.cancelled from a cancelled task.
+  return err == SENTINEL or err == BADERROR or err == nil or rawequal(err, bk.cancelled)
 end
 
 local distinct = {}  -- MATRIX_VERBOSE=1 lists the distinct error messages seen
@@ -269,7 +270,19 @@ end
 -- child and never run while discovering objects.
 -- Channel and worker waits are unbounded too (a full channel's send, a receive with a timeout of
 -- 1e308, a worker's result): test_workers.lua gives them their bad-input cases with bounded waits.
-local blocking = { run = true, send = true, receive = true, result = true }
+-- The task functions that wait (outside a task they run the loop until done, e.g. bk.sleep(1e308))
+-- are called inside a task instead, cancelled at once if it suspends.
+local blocking = { run = true, send = true, receive = true, result = true,
+                   await = true, sleep = true, awaitAll = true, awaitAny = true }
+local waitsInTask = { await = true, sleep = true, awaitAll = true, awaitAny = true }
+
+local function inTask(f)
+  return function(...)
+    local task = bk.async(f, ...)
+    if not task.isFinished then task:cancel() end
+    return task:result()
+  end
+end
 
 local function functionNames()
   local names = {}
@@ -381,6 +394,7 @@ elseif mode == "function" then
     extraPool = objects
     for _, o in ipairs(objects) do add("object " .. tostring(classOf(o)), o) end
   end
+  if waitsInTask[target] then f = inTask(f) end
   matrix(f, target, "bk." .. target)
   finish()
 elseif mode == "class" then

@@ -80,6 +80,21 @@ end
 
 local function pick(list) return list[random(#list)] end
 
+-- The programs see `bk` through this table: the waiting task functions run as usual inside a task
+-- that can suspend (bounded by the program's final bk.run); elsewhere they would run the loop for
+-- as long as their random arguments say (bk.sleep(1e9)), so they run in a task cancelled at once
+-- if it suspends (the cancellation path is fuzzed that way too).
+FUZZBK = setmetatable({}, { __index = bk })
+for _, name in ipairs({ "sleep", "await", "awaitAll", "awaitAny" }) do
+  local f = bk[name]
+  FUZZBK[name] = function(...)
+    if bk.currentTask() and coroutine.isyieldable() then return f(...) end
+    local task = bk.async(f, ...)
+    if not task.isFinished then task:cancel() end
+    return task:result()
+  end
+end
+
 -- MARK: generating
 
 local program     -- lines of the program being generated
@@ -124,7 +139,7 @@ local value  -- forward: value(depth) returns an expression
 local function callback(depth)
   local body = {}
   for _ = 1, random(2) do
-    local r = random(13)
+    local r = random(14)
     if r == 1 then body[#body + 1] = "error('raised in callback')"
     elseif r == 2 then body[#body + 1] = "error(setmetatable({}, {__tostring = function() error('bad tostring') end}))"
     elseif r == 3 and variables > 0 then body[#body + 1] = "pcall(bk.cancelBlock, v" .. random(variables) .. ")"
@@ -142,6 +157,9 @@ local function callback(depth)
     elseif r == 10 and bk.addObserverForKeyPath and variables > 0 then
       body[#body + 1] = "pcall(bk.addObserverForKeyPath, v" .. random(variables) .. ", 'x', function() error('observer raised') end)"
     elseif r == 11 then body[#body + 1] = "pcall(bk.run, 0.001)"
+    elseif r == 13 then
+      -- A task that sleeps, awaits and may be cancelled by a later statement.
+      body[#body + 1] = "TASKS[#TASKS + 1] = bk.async(function() bk.sleep(0.00" .. random(5) .. ") return pcall(bk.await, TASKS[#TASKS] or bk.async(print), 0.01) end)"
     elseif r == 12 then
       -- A coroutine that calls bk and is closed mid-way, a <close> variable calling bk as it goes.
       body[#body + 1] = "do local co = coroutine.create(function() local g <close> = setmetatable({}, {__close = function() pcall(bk.map, {1}, tostring) end}) pcall(bk.each, {1, 2}, function() coroutine.yield() end) coroutine.yield() end) coroutine.resume(co) coroutine.close(co) end"
@@ -192,6 +210,7 @@ local function statement()
     local receiver = "v" .. random(variables)
     local method = pick(methodNames)
     args = argumentsFor(method, true)
+    if method == "result" then args = { "0.00" .. random(9) } end  -- a task's result: a bounded wait
     call = "function() return " .. receiver .. ":" .. method .. "(" .. table.concat(args, ", ") .. ") end"
   else
     local name = pick(functionNames)
@@ -232,10 +251,11 @@ for i = 1, programs do
   local text = generate()
   if lastFile then
     local f = assert(io.open(lastFile, "w"))
-    f:write("-- fuzz seed ", seed, " program ", i, "\nlocal bk = require 'bk'\nfunction BUDGET() end\n", text, "\n")
+    f:write("-- fuzz seed ", seed, " program ", i, "\nlocal bk = require 'bk'\nfunction BUDGET() end\nTASKS = {}\n", text, "\n")
     f:close()
   end
-  local chunk, err = load(text, "=fuzz" .. i, "t")
+  TASKS = {}
+  local chunk, err = load(text, "=fuzz" .. i, "t", setmetatable({ bk = FUZZBK }, { __index = _G }))
   if not chunk then
     print("generator produced invalid Lua: " .. err .. "\n" .. text)
     os.exit(2)

@@ -1,0 +1,102 @@
+import CLua
+
+/// A Lua function and its argument (registry references) to call on the main queue when a handle
+/// or timer something waits on changes: how `bk.await` learns that a block ran or a timer fired.
+struct LuaWaiter {
+    let function: Int32
+    let argument: Int32
+}
+
+/// Takes a list of waiters out of its owner (under the loop's mutex), leaving it empty.
+func takeWaiters(_ waiters: inout [LuaWaiter]) -> [LuaWaiter] {
+    if waiters.isEmpty { return [] }
+    defer { waiters = [] }
+    return waiters
+}
+
+/// How a wait on the loop ended (`run(seconds:until:)`).
+enum LoopWaitOutcome: String {
+    case done, timeout, stopped
+    /// Ctrl-C at bklua's prompt (`interrupt`).
+    case interrupted
+    /// Nothing is scheduled that could ever make the condition true.
+    case idle
+}
+
+extension EventLoop {
+    /// Calls each waiter's function with its argument on the main queue, on the loop's next turn.
+    /// Needs no state lock (it only moves references onto new blocks).
+    /// `unref()` / `ref()` of a handle or timer: whether it keeps the loop alive.
+    func setReferenced(_ work: ScheduledWork, _ referenced: Bool) {
+        let wake = mutex.withLock {
+            heap.setReferenced(work, referenced)
+            return !isLoopThreadLocked
+        }
+        if wake { self.wake() }  // a loop waiting only for it may now be idle
+    }
+
+    func notify(_ waiters: [LuaWaiter]) {
+        for waiter in waiters {
+            let handle = BlockHandle(loop: self, queue: .main,
+                                     body: .lua(function: waiter.function, object: waiter.argument))
+            schedule(handle, delay: 0)
+        }
+    }
+
+    /// The status of `handle` as `bk.await` sees it; while it is pending, `waiter` (when given) is
+    /// added to it, else released (the caller holds the state).
+    func watch(_ handle: BlockHandle, adding waiter: LuaWaiter?, on stack: LuaStack) -> String {
+        let status: String = mutex.withLock {
+            switch handle.status {
+            case .finished: return "finished"
+            case .cancelled: return "cancelled"
+            case .scheduled, .queued, .running:
+                if let waiter { handle.waiters.append(waiter) }
+                return "pending"
+            }
+        }
+        if status != "pending", let waiter { release(waiter, on: stack) }
+        return status
+    }
+
+    /// How many times `timer` fired and whether it is valid; while it is valid, `waiter` (when
+    /// given) is added for its next firing or invalidation, else released.
+    func watch(_ timer: BlockTimer, adding waiter: LuaWaiter?, on stack: LuaStack) -> (firings: Int, valid: Bool) {
+        let state: (Int, Bool) = mutex.withLock {
+            if timer.valid, let waiter { timer.waiters.append(waiter) }
+            return (timer.firings, timer.valid)
+        }
+        if !state.1, let waiter { release(waiter, on: stack) }
+        return state
+    }
+
+    private func release(_ waiter: LuaWaiter, on stack: LuaStack) {
+        release(reference: waiter.function, on: stack)
+        release(reference: waiter.argument, on: stack)
+    }
+
+    /// Runs the loop until `isDone()` (checked after each turn), `seconds` have passed, `stop` is
+    /// called (consumed: a wait is the innermost run) or nothing scheduled is left that could make
+    /// it true. The caller holds the state (it is in Lua).
+    func run(seconds: Double?, until isDone: () -> Bool) -> LoopWaitOutcome {
+        let end = seconds.map { MonotonicClock.now() &+ MonotonicClock.nanoseconds($0) }
+        while true {
+            if isClosed { return .idle }
+            runDueWork()
+            if isDone() { return .done }
+            if stopRequested.exchange(false, ordering: .relaxed) {
+                return interruptRequested.exchange(false, ordering: .relaxed) ? .interrupted : .stopped
+            }
+            let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.firstDeadline) }
+            if pending == 0 { return .idle }
+            let now = MonotonicClock.now()
+            var timeout = next.map { $0 > now ? $0 - now : 0 }
+            if let end {
+                if now >= end { return .timeout }
+                timeout = min(timeout ?? .max, end - now)
+            }
+            if timeout == 0 { continue }
+            stateLock.withoutHolding { wakeup.wait(nanoseconds: timeout) }
+        }
+    }
+}

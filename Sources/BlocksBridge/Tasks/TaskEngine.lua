@@ -1,0 +1,757 @@
+-- Tasks: sequential async code on the event loop (bk.async, bk.await, bk.sleep, ...).
+--
+-- Lua, not Swift, so that bk.await and bk.sleep can yield: between a task's coroutine and the
+-- yield there is no C or Swift frame. Loaded once per state by TasksLibrary.swift, which passes the
+-- globals, the bk module and the Swift primitives (`native`); returns the functions for bk.
+--
+-- A task is a table with metatable Task; its state lives under private keys (tables only this
+-- file holds). Waiting is a condition loop: whatever may have finished what a task waits on wakes
+-- it (a spurious wake-up costs one resume), and the task checks again. Wake-ups go through one
+-- queue, drained at the outermost level, so chains of tasks finishing never nest resumes.
+
+local G, bk, native = ...
+
+local coroutine, table = G.coroutine, G.table
+local create, resume, yield = coroutine.create, coroutine.resume, coroutine.yield
+local running, costatus, isyieldable = coroutine.running, coroutine.status, coroutine.isyieldable
+local xpcall, pcall, error, select, type, tostring = G.xpcall, G.pcall, G.error, G.select, G.type, G.tostring
+local rawget, rawset, rawequal, setmetatable, next = G.rawget, G.rawset, G.rawequal, G.setmetatable, G.next
+local unpack = table.unpack
+local huge = G.math.huge
+
+local performBlock, cancelBlock, now = bk.performBlock, bk.cancelBlock, bk.now
+local runUntil, watchHandle, watchTimer = native.runUntil, native.watchHandle, native.watchTimer
+local report, recordTraceback, rawmetatable = native.report, native.recordTraceback, native.getmetatable
+local traceback = native.traceback
+local isHandle, isTimer, finishHandle = native.isHandle, native.isTimer, native.finishHandle
+
+-- MARK: values and errors
+
+-- bk.cancelled: the error a cancelled task's suspension point raises (made by TasksLibrary.swift).
+local cancelled = native.cancelled
+
+-- The name luaL_typeerror would give: a metatable's __name, else the type.
+local function typeName(v)
+  local mt = rawmetatable(v)
+  local name = type(mt) == "table" and rawget(mt, "__name")
+  if type(name) == "string" then return name end
+  return type(v)
+end
+
+local function argError(position, name, message, level)
+  error(("bad argument #%d to '%s' (%s)"):format(position, name, message), (level or 1) + 2)
+end
+
+-- A duration or timeout: a finite number >= 0 (level: where the caller's caller is).
+local function checkDuration(v, position, name)
+  if type(v) ~= "number" then argError(position, name, "number expected, got " .. typeName(v), 2) end
+  if not (v >= 0 and v < huge) then argError(position, name, "duration must be a finite number >= 0", 2) end
+end
+
+-- MARK: tasks
+
+-- Private keys of a task table.
+local CO, STATE, RESULTS, WAITERS, CANCELLED, OBSERVED, QUEUED, NESTED, WOKE, SLEEP, SEQ, TRACED, BLOCK =
+  {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}
+
+-- STATE values. A task is "running" from bk.async until its function returns or raises.
+local RUNNING, DONE, FAILED = 1, 2, 3
+
+-- What a task's coroutine yields to the scheduler: SUSPEND (waiting, woken by what it waits on)
+-- and DONE_SIGNAL (its function ended, results follow). Anything else is a plain coroutine.yield.
+local SUSPEND, DONE_SIGNAL = {}, {}
+
+local Task = { __name = "bk.Task" }
+local methods = {}
+
+-- A task: only tasks hold the private STATE key (no metatable read: await's hot path).
+local function isTask(v)
+  return type(v) == "table" and rawget(v, STATE) ~= nil
+end
+
+local current = nil        -- the task whose coroutine runs now (nil: none)
+local sequence = 0         -- orders task endings, for awaitAll / awaitAny "first in time"
+
+-- The running task: the current task when the running coroutine is its own (a plain coroutine
+-- inside a task, a delayed block, the main chunk: none).
+local function runningTask()
+  local t = current
+  if t ~= nil and rawget(t, CO) == running() then return t end
+  return nil
+end
+
+-- The ready queue: tasks to resume, drained at the outermost level.
+local ready, head, tail = {}, 1, 0
+local draining = false
+
+local settle, runBlock, starting, cancelWork  -- forward
+local internal = {}  -- the engine's own loop callbacks (runBlock calls them directly)
+
+local function restore(previous, ...)
+  current = previous
+  return ...
+end
+
+-- Resumes `task` (its coroutine suspended) with `...`; current is the task meanwhile.
+local function step(task, ...)
+  local previous = current
+  current = task
+  return settle(task, restore(previous, resume(rawget(task, CO), ...)))
+end
+
+local function drain()
+  while head <= tail do
+    local task = ready[head]
+    ready[head] = nil
+    head = head + 1
+    rawset(task, QUEUED, nil)
+    local co = rawget(task, CO)
+    if co ~= nil and costatus(co) == "suspended" then step(task) end
+  end
+end
+
+-- Wakes a task waiting on something (it checks again what it waits for).
+local function wake(task)
+  if rawget(task, CO) == nil or rawget(task, QUEUED) then return end
+  rawset(task, QUEUED, true)
+  tail = tail + 1
+  ready[tail] = task
+  if draining then return end
+  draining = true
+  local ok, err = pcall(drain)
+  draining = false
+  if not ok then error(err, 0) end
+end
+
+-- A waiter is a task (woken) or a cell of a loop run outside any task (marked).
+local function notify(waiter)
+  if rawget(waiter, STATE) ~= nil then wake(waiter) else rawset(waiter, 1, true) end
+end
+
+-- A cancelled task's nested loop (see wait) must end too.
+local function notifyTask(task)
+  local cell = rawget(task, NESTED)
+  if cell ~= nil then rawset(cell, 1, true) end
+  wake(task)
+end
+
+local function reportIfUnobserved(task)
+  if not rawget(task, OBSERVED) then
+    rawset(task, OBSERVED, true)
+    report(rawget(task, TRACED))
+  end
+end
+
+-- Records how a task ended and wakes its waiters. `resumed, signal, ok, ...` are resume's results.
+function settle(task, resumed, signal, ...)
+  if resumed and signal == SUSPEND then return end
+  if resumed and signal ~= DONE_SIGNAL then
+    -- A plain coroutine.yield in a task: it gives the loop a turn and resumes with no values.
+    performBlock(task, wake, 0)
+    return
+  end
+  local ok, results
+  if resumed then
+    ok = ...
+    if ok then results = { n = select("#", ...) - 1, select(2, ...) } else results = { (select(2, ...)) } end
+  else
+    ok, results = false, { signal }  -- the coroutine itself failed (C stack overflow, memory)
+  end
+  sequence = sequence + 1
+  rawset(task, SEQ, sequence)
+  rawset(task, CO, nil)
+  rawset(task, NESTED, nil)
+  rawset(task, SLEEP, nil)
+  rawset(task, RESULTS, results)
+  rawset(task, STATE, ok and DONE or FAILED)
+  local waiters = rawget(task, WAITERS)
+  rawset(task, WAITERS, nil)
+  local block = rawget(task, BLOCK)
+  if block ~= nil then
+    -- A delayed or timer block that ran as a task. Ended at once: runBlock raises its error for
+    -- the loop to report. Ended after suspending: reported now; its handle is finished.
+    if task ~= starting then
+      if block ~= false then finishHandle(block) end
+      if not ok and not rawequal(results[1], cancelled) and (waiters == nil or next(waiters) == nil) then
+        rawset(task, OBSERVED, true)
+        report(traceback(results[1]))
+      end
+    end
+  elseif not ok and not rawequal(results[1], cancelled) then
+    -- Reported on the next turn of the loop unless someone awaits it by then.
+    if waiters ~= nil and next(waiters) ~= nil then rawset(task, OBSERVED, true)
+    else
+      -- The traceback now: the one recorded where it was raised is gone by the next turn.
+      rawset(task, TRACED, traceback(results[1]))
+      performBlock(task, reportIfUnobserved, 0)
+    end
+  end
+  if waiters ~= nil then
+    for i = 1, #waiters do notify(waiters[i]) end
+  end
+end
+
+local function body(f, ...)
+  return DONE_SIGNAL, xpcall(f, recordTraceback, ...)
+end
+
+local function async(f, ...)
+  if type(f) ~= "function" then argError(1, "async", "function expected, got " .. typeName(f)) end
+  local task = setmetatable({ [CO] = create(body), [STATE] = RUNNING }, Task)
+  step(task, f, ...)
+  return task
+end
+
+-- A delayed block (its handle) or timer block (false) run by the loop as a task of its own, so
+-- that it may suspend. Returns true when it suspended (it ends later); raises its error when it
+-- failed at once (the loop reports it with the traceback recorded where it was raised).
+function runBlock(handle, f, ...)
+  -- The engine's own callbacks (a sleep ending, a wake-up) never suspend: called directly.
+  if internal[f] then
+    f(...)
+    return false
+  end
+  local task = setmetatable({ [CO] = create(body), [STATE] = RUNNING, [BLOCK] = handle or false }, Task)
+  local previous = starting
+  starting = task
+  step(task, f, ...)
+  starting = previous
+  local state = rawget(task, STATE)
+  if state == RUNNING then return true end
+  rawset(task, OBSERVED, true)
+  if state == FAILED then error(rawget(task, RESULTS)[1], 0) end
+  return false
+end
+
+local function cancel(task)
+  if rawget(task, CO) == nil or rawget(task, CANCELLED) then return end
+  rawset(task, CANCELLED, true)
+  local sleeping = rawget(task, SLEEP)
+  if sleeping ~= nil then
+    rawset(task, SLEEP, nil)
+    cancelBlock(sleeping)
+  end
+  notifyTask(task)
+end
+
+-- MARK: awaitables
+
+-- An awaitable kind: test(x); begin(x) -> token; poll(x, token) -> nil (pending) or an outcome
+-- { ok, n = count, ... } ({ false, err } for a failure); attach(x, waiter, token): waiter is
+-- notified when x may be done; detach(x, waiter) (may be a no-op: spurious wake-ups are fine).
+-- New kinds (workers) are added with kinds[#kinds + 1] = kind through the engine table.
+local kinds = {}
+
+local OK_EMPTY = { true, n = 0 }
+local CANCELLED_OUTCOME = { false, cancelled }
+
+local taskKind = {
+  test = isTask,
+  begin = function() return nil end,
+  poll = function(t)
+    local state = rawget(t, STATE)
+    if state == RUNNING then return nil end
+    rawset(t, OBSERVED, true)
+    if rawget(t, CANCELLED) then return CANCELLED_OUTCOME end
+    local results = rawget(t, RESULTS)
+    if state == DONE then return { true, n = results.n, unpack(results, 1, results.n) } end
+    return { false, results[1] }
+  end,
+  attach = function(t, waiter)
+    local waiters = rawget(t, WAITERS)
+    if waiters == nil then
+      waiters = {}
+      rawset(t, WAITERS, waiters)
+    end
+    for i = 1, #waiters do if waiters[i] == waiter then return end end
+    waiters[#waiters + 1] = waiter
+  end,
+  detach = function(t, waiter)
+    local waiters = rawget(t, WAITERS)
+    if waiters == nil then return end
+    for i = #waiters, 1, -1 do
+      if waiters[i] == waiter then table.remove(waiters, i) end
+    end
+  end,
+  sequence = function(t) return rawget(t, SEQ) end,
+}
+
+local handleKind = {
+  test = isHandle,
+  begin = function() return nil end,
+  poll = function(h)
+    local status = watchHandle(h)
+    if status == "finished" then return OK_EMPTY end
+    if status == "cancelled" then return CANCELLED_OUTCOME end
+    return nil
+  end,
+  attach = function(h, waiter) watchHandle(h, notify, waiter) end,
+  detach = function() end,
+}
+
+-- A timer is done at its next firing after the await began; invalidated first: cancelled. One
+-- that is invalid already is done (returns at once) when it ever fired.
+local timerKind = {
+  test = isTimer,
+  begin = function(t)
+    local firings, valid = watchTimer(t)
+    if not valid then return firings > 0 and -1 or -2 end
+    return firings
+  end,
+  poll = function(t, token)
+    if token == -1 then return OK_EMPTY end
+    if token == -2 then return CANCELLED_OUTCOME end
+    local firings, valid = watchTimer(t)
+    if firings > token then return OK_EMPTY end
+    if not valid then return CANCELLED_OUTCOME end
+    return nil
+  end,
+  attach = function(t, waiter) watchTimer(t, notify, waiter) end,
+  detach = function() end,
+}
+
+-- Swift async work started by an async closure registered with `register` (SwiftAsyncCall).
+local pollSwiftCall = native.pollSwiftCall
+local function swiftOutcome(state, ...)
+  if state == "pending" then return nil end
+  if state == "done" then return { true, n = select("#", ...), ... } end
+  return { false, (...) }
+end
+local swiftCallKind = {
+  test = native.isSwiftCall,
+  begin = function() return nil end,
+  poll = function(c) return swiftOutcome(pollSwiftCall(c)) end,
+  attach = function(c, waiter) pollSwiftCall(c, notify, waiter) end,
+  detach = function() end,
+}
+
+kinds[1], kinds[2], kinds[3], kinds[4] = taskKind, handleKind, timerKind, swiftCallKind
+
+local function kindOf(x)
+  for i = 1, #kinds do
+    local kind = kinds[i]
+    if kind.test(x) then return kind end
+  end
+  return nil
+end
+
+-- MARK: waiting
+
+-- The loop run of a wait outside a task: returns how it ended ("done", "cancelled", "timeout",
+-- "stopped", "idle", "interrupted" or runUntil's error message).
+local function runNested(cell, task, check, deadline)
+  while true do
+    local left = deadline and deadline - now()
+    if left ~= nil and left < 0 then left = 0 end
+    local ok, how = pcall(runUntil, cell, left)
+    if not ok then return how end
+    if task ~= nil and rawget(task, CANCELLED) then return "cancelled" end
+    if check() then return "done" end
+    if how ~= "done" then return how end
+    rawset(cell, 1, nil)
+  end
+end
+
+local function timeoutFired(cell)
+  rawset(cell, 2, true)  -- timed out
+  notify(rawget(cell, 1))
+end
+
+-- Waits until check() is true: suspends the running task, or runs the loop outside any task (and
+-- in a task whose caller cannot yield: a block called by a C helper). attach(waiter) /
+-- detach(waiter) register the waiter with what it waits on. Raises bk.cancelled when the task is
+-- cancelled, "timed out" after `timeout` seconds (level: the user's call, from wait's caller).
+local function wait(check, attach, detach, timeout, level, interrupt)
+  local task = runningTask()
+  if task ~= nil and rawget(task, CANCELLED) then error(cancelled) end
+  if check() then return end
+  if task ~= nil and isyieldable() then
+    attach(task)
+    local timer, timerCell
+    if timeout ~= nil then
+      timerCell = { task }
+      timer = performBlock(timerCell, timeoutFired, timeout)
+    end
+    while true do
+      yield(SUSPEND)
+      local outcome
+      if rawget(task, CANCELLED) then outcome = "cancelled"
+      elseif check() then outcome = "done"
+      elseif timerCell ~= nil and rawget(timerCell, 2) then outcome = "timed out" end
+      if outcome ~= nil then
+        detach(task)
+        if timer ~= nil then cancelBlock(timer) end
+        if outcome == "cancelled" then error(cancelled) end
+        if outcome == "timed out" then error("timed out", level + 1) end
+        return
+      end
+    end
+  end
+  -- Outside a task: run the loop until it is done. Wake-ups queued meanwhile are drained by the
+  -- nested loop's callbacks, not by whoever is draining further out.
+  local cell = {}
+  attach(cell)
+  if task ~= nil then rawset(task, NESTED, cell) end
+  local saved = draining
+  draining = false
+  -- Protected: Ctrl-C at bklua's prompt raises "interrupted!" from a hook just after runUntil
+  -- returns; the cleanup below must still run (runUntil left its outcome in the cell).
+  local ran, outcome = pcall(runNested, cell, task, check, timeout and now() + timeout)
+  draining = saved
+  detach(cell)
+  if task ~= nil then rawset(task, NESTED, nil) end
+  if not ran then
+    if rawget(cell, "outcome") == "interrupted" and interrupt ~= nil then interrupt() end
+    error(outcome, 0)
+  end
+  if outcome == "done" then return end
+  if outcome == "cancelled" then error(cancelled) end
+  if outcome == "timeout" then error("timed out", level + 1) end
+  if outcome == "stopped" then error("stopped by bk.stop() before it was done", level + 1) end
+  if outcome == "idle" then error("would wait forever: nothing pending on the loop can finish it", level + 1) end
+  if outcome == "interrupted" then
+    -- Ctrl-C at bklua's prompt: what the prompt was waiting for is cancelled too.
+    if interrupt ~= nil then interrupt() end
+    error("interrupted", level + 1)
+  end
+  -- runUntil's own error (refused on another queue's thread), or the "interrupted!" of bklua's
+  -- Ctrl-C hook, raised as runUntil returned "interrupted".
+  if rawget(cell, "outcome") == "interrupted" and interrupt ~= nil then interrupt() end
+  error(outcome, 0)
+end
+
+-- Cancels a task or a handle (an interrupted wait's work); anything else is left as it is.
+function cancelWork(x)
+  if isTask(x) then cancel(x) elseif isHandle(x) then cancelBlock(x) elseif swiftCallKind.test(x) then x:cancel() end
+end
+
+local function results(outcome)
+  if outcome[1] then return unpack(outcome, 2, outcome.n + 1) end
+  error(outcome[2], 0)
+end
+
+local function await(x, timeout)
+  local kind = kindOf(x)
+  if kind == nil then argError(1, "await", "task expected, got " .. typeName(x)) end
+  if timeout ~= nil then checkDuration(timeout, 2, "await") end
+  if kind == taskKind and rawget(x, STATE) == DONE and not rawget(x, CANCELLED) then
+    -- Already finished: no waiting, no closures (as cheap as a call).
+    local task = runningTask()
+    if task ~= nil and rawget(task, CANCELLED) then error(cancelled) end
+    rawset(x, OBSERVED, true)
+    local r = rawget(x, RESULTS)
+    return unpack(r, 1, r.n)
+  end
+  local token = kind.begin(x)
+  local outcome
+  wait(function()
+    outcome = kind.poll(x, token)
+    return outcome ~= nil
+  end, function(waiter) kind.attach(x, waiter, token) end, function(waiter) kind.detach(x, waiter) end,
+  timeout, 2, function() cancelWork(x) end)
+  return results(outcome)
+end
+
+local function sleepDone(task)
+  rawset(task, WOKE, true)
+  rawset(task, SLEEP, nil)
+  wake(task)
+end
+
+-- A sleep outside any task: a block marks the cell and notifies the wait's own waiter.
+local function sleepCellDone(cell)
+  rawset(cell, 1, true)
+  local waiter = rawget(cell, 2)
+  if waiter ~= nil then notify(waiter) end
+end
+
+local function sleep(seconds)
+  checkDuration(seconds, 1, "sleep")
+  local task = runningTask()
+  if task ~= nil and rawget(task, CANCELLED) then error(cancelled) end
+  if task ~= nil and isyieldable() then
+    rawset(task, WOKE, nil)
+    rawset(task, SLEEP, performBlock(task, sleepDone, seconds))
+    repeat
+      yield(SUSPEND)
+      if rawget(task, CANCELLED) then error(cancelled) end
+    until rawget(task, WOKE)
+    rawset(task, WOKE, nil)
+    return
+  end
+  local cell = {}
+  local handle = performBlock(cell, sleepCellDone, seconds)
+  local ok, err = pcall(wait, function() return rawget(cell, 1) == true end,
+    function(waiter) rawset(cell, 2, waiter) end, function() rawset(cell, 2, nil) end, nil, 3)
+  if not ok then
+    cancelBlock(handle)
+    error(err, 0)
+  end
+end
+
+-- Items of a list argument, raw, up to the first nil, each with its kind and token.
+local function listItems(list, name)
+  if type(list) ~= "table" then argError(1, name, "table expected, got " .. typeName(list), 2) end
+  local items = {}
+  local i = 1
+  while true do
+    local x = rawget(list, i)
+    if x == nil then break end
+    local kind = kindOf(x)
+    if kind == nil then
+      argError(1, name, ("item %d is not awaitable (task expected, got %s)"):format(i, typeName(x)), 2)
+    end
+    items[i] = { x, kind, kind.begin(x) }
+    i = i + 1
+  end
+  return items
+end
+
+local function cancelAll(items)
+  return function() for i = 1, #items do cancelWork(items[i][1]) end end
+end
+
+local function attachAll(items)
+  return function(waiter) for i = 1, #items do local it = items[i] it[2].attach(it[1], waiter, it[3]) end end,
+    function(waiter) for i = 1, #items do local it = items[i] it[2].detach(it[1], waiter) end end
+end
+
+-- When an item's outcome was first seen, for "first in time": a task's end, else the poll.
+local function whenSeen(item, order)
+  local seq = item[2].sequence and item[2].sequence(item[1])
+  return seq or order
+end
+
+local function awaitAll(list, timeout)
+  local items = listItems(list, "awaitAll")
+  if timeout ~= nil then checkDuration(timeout, 2, "awaitAll") end
+  local outcomes, seen = {}, {}
+  local failed
+  local attach, detach = attachAll(items)
+  wait(function()
+    local all = true
+    for i = 1, #items do
+      if outcomes[i] == nil then
+        local it = items[i]
+        local outcome = it[2].poll(it[1], it[3])
+        if outcome == nil then all = false
+        else
+          outcomes[i] = outcome
+          seen[i] = whenSeen(it, sequence + 0.5)
+          if not outcome[1] and (failed == nil or seen[i] < seen[failed]) then failed = i end
+        end
+      end
+    end
+    return all or failed ~= nil
+  end, attach, detach, timeout, 2, cancelAll(items))
+  if failed ~= nil then error(outcomes[failed][2], 0) end
+  local list = {}
+  for i = 1, #items do
+    local o = outcomes[i]
+    list[i] = { n = o.n, unpack(o, 2, o.n + 1) }
+  end
+  return list
+end
+
+local function awaitAny(list, timeout)
+  local items = listItems(list, "awaitAny")
+  if #items == 0 then argError(1, "awaitAny", "non-empty list expected") end
+  if timeout ~= nil then checkDuration(timeout, 2, "awaitAny") end
+  local first, firstOutcome
+  local attach, detach = attachAll(items)
+  wait(function()
+    local best
+    for i = 1, #items do
+      local it = items[i]
+      local outcome = it[2].poll(it[1], it[3])
+      if outcome ~= nil then
+        local seq = whenSeen(it, huge)
+        if best == nil or seq < best then best, first, firstOutcome = seq, i, outcome end
+      end
+    end
+    return first ~= nil
+  end, attach, detach, timeout, 2, cancelAll(items))
+  return first, results(firstOutcome)
+end
+
+-- MARK: the Task class
+
+local function checkTask(t, name)
+  if not isTask(t) then
+    error(("calling '%s' on bad self (bk.Task expected, got %s)"):format(name, typeName(t)), 3)
+  end
+end
+
+function methods.cancel(t)
+  checkTask(t, "cancel")
+  cancel(t)
+end
+
+function methods.result(t, timeout)
+  checkTask(t, "result")
+  if timeout ~= nil then checkDuration(timeout, 2, "result") end
+  return await(t, timeout)
+end
+
+methods.bk_cancel, methods.bk_result = methods.cancel, methods.result
+
+function Task.__index(t, k)
+  if k == "isFinished" then return rawget(t, STATE) ~= RUNNING and rawget(t, STATE) ~= nil end
+  if k == "isCancelled" then return rawget(t, CANCELLED) == true end
+  return methods[k]
+end
+
+function Task.__newindex(t, k)
+  error(("cannot set field '%s' of bk.Task"):format(tostring(k)), 2)
+end
+
+function Task.__tostring(t)
+  local state = rawget(t, STATE)
+  local text = rawget(t, CANCELLED) and "cancelled" or state == RUNNING and "pending"
+    or state == DONE and "finished" or state == FAILED and "failed" or "?"
+  return "bk.Task(" .. text .. ")"
+end
+
+Task.methods = methods
+Task.__metatable = "bk.Task"
+
+
+-- MARK: debounce and throttle
+
+-- Private keys of bk.Debounced / bk.Throttled objects.
+local FN, INTERVAL, PENDING, ARGS = {}, {}, {}, {}
+
+local function pack(...) return { n = select("#", ...), ... } end
+
+local function limiterClass(name)
+  local class = { __name = name, __metatable = name }
+  local methods = {}
+  class.methods = methods
+  function class.__index(_, k) return methods[k] end
+  function class.__newindex(_, k) error(("cannot set field '%s' of %s"):format(tostring(k), name), 2) end
+  function class.__tostring(o)
+    return name .. "(" .. (rawget(o, PENDING) ~= nil and "pending" or "idle") .. ")"
+  end
+  local function check(o, method)
+    if type(o) ~= "table" or rawmetatable(o) ~= class or rawget(o, FN) == nil then
+      error(("calling '%s' on bad self (%s expected, got %s)"):format(method, name, typeName(o)), 3)
+    end
+  end
+  return class, methods, check
+end
+
+local Debounced, debouncedMethods, checkDebounced = limiterClass("bk.Debounced")
+
+local function debounceFire(d)
+  rawset(d, PENDING, nil)
+  local args = rawget(d, ARGS)
+  rawset(d, ARGS, nil)
+  return rawget(d, FN)(unpack(args, 1, args.n))
+end
+
+function Debounced.__call(d, ...)
+  local pending = rawget(d, PENDING)
+  if pending ~= nil then cancelBlock(pending) end
+  rawset(d, ARGS, pack(...))
+  rawset(d, PENDING, performBlock(d, debounceFire, rawget(d, INTERVAL)))
+end
+
+function debouncedMethods.cancel(d)
+  checkDebounced(d, "cancel")
+  local pending = rawget(d, PENDING)
+  if pending ~= nil then cancelBlock(pending) end
+  rawset(d, PENDING, nil)
+  rawset(d, ARGS, nil)
+end
+
+function debouncedMethods.flush(d)
+  checkDebounced(d, "flush")
+  local pending = rawget(d, PENDING)
+  if pending == nil then return end
+  cancelBlock(pending)
+  return debounceFire(d)
+end
+
+local function debounce(f, delay)
+  if type(f) ~= "function" then argError(1, "debounce", "function expected, got " .. typeName(f)) end
+  checkDuration(delay, 2, "debounce")
+  return setmetatable({ [FN] = f, [INTERVAL] = delay }, Debounced)
+end
+
+local Throttled, throttledMethods, checkThrottled = limiterClass("bk.Throttled")
+
+-- The interval since the last run is over: run the trailing call (and start a new interval).
+local function throttleEnd(t)
+  local args = rawget(t, ARGS)
+  if args == nil then
+    rawset(t, PENDING, nil)
+    return
+  end
+  rawset(t, ARGS, nil)
+  rawset(t, PENDING, performBlock(t, throttleEnd, rawget(t, INTERVAL)))
+  return rawget(t, FN)(unpack(args, 1, args.n))
+end
+
+function Throttled.__call(t, ...)
+  if rawget(t, PENDING) ~= nil then
+    rawset(t, ARGS, pack(...))  -- the latest call, run when the interval ends
+    return
+  end
+  rawset(t, PENDING, performBlock(t, throttleEnd, rawget(t, INTERVAL)))
+  return rawget(t, FN)(...)
+end
+
+function throttledMethods.cancel(t)
+  checkThrottled(t, "cancel")
+  local pending = rawget(t, PENDING)
+  if pending ~= nil then cancelBlock(pending) end
+  rawset(t, PENDING, nil)
+  rawset(t, ARGS, nil)
+end
+
+function throttledMethods.flush(t)
+  checkThrottled(t, "flush")
+  local args = rawget(t, ARGS)
+  if args == nil then return end
+  local pending = rawget(t, PENDING)
+  if pending ~= nil then cancelBlock(pending) end
+  return throttleEnd(t)
+end
+
+local function throttle(f, interval)
+  if type(f) ~= "function" then argError(1, "throttle", "function expected, got " .. typeName(f)) end
+  checkDuration(interval, 2, "throttle")
+  return setmetatable({ [FN] = f, [INTERVAL] = interval }, Throttled)
+end
+
+debouncedMethods.bk_cancel, debouncedMethods.bk_flush = debouncedMethods.cancel, debouncedMethods.flush
+throttledMethods.bk_cancel, throttledMethods.bk_flush = throttledMethods.cancel, throttledMethods.flush
+
+internal[wake] = true
+internal[notify] = true
+internal[sleepDone] = true
+internal[sleepCellDone] = true
+internal[timeoutFired] = true
+internal[reportIfUnobserved] = true
+
+local function currentTask() return runningTask() end
+
+-- Functions for bk, and the engine's own table (kinds, for other families' awaitables).
+return {
+  async = async,
+  await = await,
+  sleep = sleep,
+  awaitAll = awaitAll,
+  awaitAny = awaitAny,
+  currentTask = currentTask,
+  debounce = debounce,
+  throttle = throttle,
+}, {
+  runBlock = runBlock,
+  isFinished = function(t) return rawget(t, STATE) ~= RUNNING end,
+  kinds = kinds,
+  notify = notify,
+  isTask = isTask,
+  cancel = cancel,
+  Task = Task,
+}

@@ -1,0 +1,104 @@
+import CLua
+import CLuaShim
+
+/// The Swift functions `TaskEngine.lua` is built on (never exported in `bk`): waiting on the loop,
+/// watching handles and timers, reporting errors.
+enum TaskPrimitives {
+    /// Pushes the table of primitives.
+    static func push(on stack: LuaStack) {
+        stack.pushNewTable(recordCount: 8)
+        let table = stack.top
+        func add(_ name: String, _ body: @escaping LuaFunction) {
+            stack.push(function: name, body)
+            stack.rawSet(table, field: name)
+        }
+        // runUntil(cell, seconds|nil) -> "done" | "timeout" | "stopped" | "interrupted" | "idle": runs
+        // the loop until cell[1] is set (what the awaited thing's waiter does).
+        add("runUntil") { stack throws(LuaRaise) in
+            try stack.checkTable(1)
+            let loop = stack.eventLoop
+            if loop.isInBackgroundBlock {
+                throw .message("cannot wait on the loop from a block of another queue")
+            }
+            let seconds = stack.toNumber(2)
+            let outcome = loop.run(seconds: seconds) {
+                let done = stack.rawGet(1, 1) != .nil
+                stack.pop()
+                return done
+            }
+            // Also in the cell: a hook may raise before the caller reads the result (Ctrl-C).
+            stack.push(outcome.rawValue)
+            stack.pushCopy(of: -1)
+            stack.rawSet(1, field: "outcome")
+            return 1
+        }
+        // watchHandle(handle [, f, arg]) -> "pending" | "finished" | "cancelled"; while pending,
+        // f(arg) is called on the main queue once it finished or was cancelled.
+        add("watchHandle") { stack in
+            guard let handle = stack.toObject(BlockHandle.self, at: 1) else {
+                stack.pushNil()
+                return 1
+            }
+            stack.push(handle.loop.watch(handle, adding: waiter(stack), on: stack))
+            return 1
+        }
+        // watchTimer(timer [, f, arg]) -> firings, valid; while valid, f(arg) is called on the main
+        // queue after its next firing or its invalidation.
+        add("watchTimer") { stack in
+            guard let timer = stack.toObject(BlockTimer.self, at: 1) else {
+                stack.pushNil()
+                return 1
+            }
+            let state = timer.loop.watch(timer, adding: waiter(stack), on: stack)
+            stack.push(state.firings)
+            stack.push(state.valid)
+            return 2
+        }
+        // finishHandle(handle): a delayed block that suspended has ended.
+        add("finishHandle") { stack in
+            if let handle = stack.toObject(BlockHandle.self, at: 1) { handle.loop.finishSuspendedBlock(handle) }
+            return 0
+        }
+        add("pollSwiftCall") { stack in pollSwiftCall(stack) }
+        add("isSwiftCall") { stack in
+            stack.push(stack.toObject(SwiftAsyncCall.self, at: 1) != nil)
+            return 1
+        }
+        add("isHandle") { stack in
+            stack.push(stack.toObject(BlockHandle.self, at: 1) != nil)
+            return 1
+        }
+        add("isTimer") { stack in
+            stack.push(stack.toObject(BlockTimer.self, at: 1) != nil)
+            return 1
+        }
+        // report(err): to bk.onError with the traceback recorded where it was raised.
+        add("report") { stack in
+            stack.top = 1
+            stack.reportError()
+            return 0
+        }
+        // Raw: ignores __metatable, as luaL_typeerror's __name lookup does.
+        add("getmetatable") { stack in
+            if !stack.pushMetatable(of: 1) { stack.pushNil() }
+            return 1
+        }
+        stack.rawGet(LuaStack.registryIndex, field: TaskEngine.cancelledKey)
+        stack.rawSet(table, field: "cancelled")
+        bk_pushcfunction(stack.L, bk_recordtraceback)
+        stack.rawSet(table, field: "recordTraceback")
+        // traceback(err): err with the traceback recorded where it was raised (strings only).
+        bk_pushcfunction(stack.L, bk_traceback)
+        stack.rawSet(table, field: "traceback")
+    }
+
+    /// The waiter at 2 (a function) and 3 (its argument), as registry references; nil without one.
+    private static func waiter(_ stack: LuaStack) -> LuaWaiter? {
+        guard stack.type(at: 2) == .function else { return nil }
+        stack.pushCopy(of: 2)
+        let function = luaL_ref(stack.L, LuaStack.registryIndex)
+        stack.pushCopy(of: 3)
+        let argument = luaL_ref(stack.L, LuaStack.registryIndex)
+        return LuaWaiter(function: function, argument: argument)
+    }
+}

@@ -1,0 +1,130 @@
+import CLua
+import CLuaShim
+
+extension BKLibrary {
+    /// Tasks: sequential async code on the loop (`bk.async`, `bk.await`, `bk.sleep`, ...).
+    ///
+    /// The functions are Lua (`TaskEngine.lua`), so that awaiting can yield the task's coroutine
+    /// with no C or Swift frame in between. The module is built before the standard libraries
+    /// are open (bklua, sandboxes), so `bk.async` and the others start as small Lua stubs that
+    /// load the engine on first use and then call straight through to it.
+    public static let tasks = BKLibrary(name: "Tasks", functions: [], luaFunctionNames: TaskEngine.names,
+                                        setUp: { stack, module in
+        TaskEngine.installStubs(on: stack, module: module)
+    })
+}
+
+/// Loads `TaskEngine.lua` once per state, on first use.
+enum TaskEngine {
+    /// Registry keys: the engine's functions, its own table (`kinds`, for other families'
+    /// awaitables) and `bk.cancelled`.
+    static let functionsKey = "bk.tasks.functions"
+    static let registryKey = "bk.tasks"
+    static let cancelledKey = "bk.cancelled"
+
+    static let names = ["async", "await", "sleep", "awaitAll", "awaitAny", "currentTask", "debounce", "throttle"]
+
+
+    /// Each stub asks the loader once, then calls the engine's function (a Lua call, so it can yield).
+    static let stubs = """
+        local module, load = ...
+        local function stub(name)
+          local real
+          return function(...)
+            if real == nil then real = load()[name] end
+            return real(...)
+          end
+        end
+        
+        """ + names.map { "module.\($0) = stub(\"\($0)\")" }.joined(separator: "\n")
+
+    static func installStubs(on stack: LuaStack, module: Int32) {
+        let base = stack.top
+        defer { stack.top = base }
+        pushCancelled(on: stack)
+        stack.pushCopy(of: -1)
+        stack.rawSet(LuaStack.registryIndex, field: cancelledKey)
+        stack.rawSet(module, field: "cancelled")
+        let handler = stack.pushMessageHandler()
+        do throws(LuaError) {
+            try stack.load(stubs, name: "=bk/tasks")
+        } catch {
+            StandardStreams.writeError("bk: \(error.message)\n")
+            return
+        }
+        stack.pushCopy(of: module)
+        stack.push(function: "async") { stack throws(LuaRaise) in
+            try pushFunctions(on: stack)
+            return 1
+        }
+        if stack.protectedCall(arguments: 2, results: 0, handler: handler) != LUA_OK {
+            StandardStreams.writeError("bk: tasks: \(stack.toString(-1) ?? "?")\n")
+        }
+    }
+
+    /// Pushes the engine's `runBlock(handle|nil, f, ...)` when the engine is loaded; false (nothing
+    /// pushed) before. Delayed and timer blocks run through it, as tasks that may suspend.
+    static func pushBlockRunner(on stack: LuaStack) -> Bool {
+        if stack.rawGet(LuaStack.registryIndex, field: registryKey) != .table {
+            stack.pop()
+            return false
+        }
+        let found = stack.rawGet(-1, field: "runBlock") == .function
+        stack.remove(at: -2)
+        if !found { stack.pop() }
+        return found
+    }
+
+    /// `bk.cancelled`: a unique value whose tostring is "cancelled", that scripts cannot change.
+    private static func pushCancelled(on stack: LuaStack) {
+        stack.pushNewTable()
+        stack.pushNewTable(recordCount: 4)
+        stack.push("bk.cancelled")
+        stack.rawSet(-2, field: "__name")
+        stack.push("bk.cancelled")
+        stack.rawSet(-2, field: "__metatable")
+        stack.push(function: "__tostring", runsAtClose: true) { stack in
+            stack.push("cancelled")
+            return 1
+        }
+        stack.rawSet(-2, field: "__tostring")
+        stack.push(function: "__newindex") { _ throws(LuaRaise) in
+            throw .message("bk.cancelled cannot be changed")
+        }
+        stack.rawSet(-2, field: "__newindex")
+        stack.setMetatable(of: -2)
+    }
+
+    /// Pushes the engine's table of functions, loading it on first use (the base, coroutine and
+    /// table libraries must be open by then) and putting its functions into the module table.
+    static func pushFunctions(on stack: LuaStack) throws(LuaRaise) {
+        if stack.rawGet(LuaStack.registryIndex, field: functionsKey) == .table { return }
+        stack.pop()
+        let handler = stack.pushMessageHandler()
+        do throws(LuaError) {
+            try stack.load(bytes: PackageResources.TaskEngine_lua, name: "=bk/TaskEngine.lua")
+        } catch {
+            throw .message("tasks: \(error.message)")
+        }
+        stack.pushGlobalTable()
+        BKModule.pushModule(on: stack)
+        TaskPrimitives.push(on: stack)
+        guard stack.protectedCall(arguments: 3, results: 2, handler: handler) == LUA_OK else {
+            let message = stack.toString(-1) ?? "?"
+            throw .message("tasks need the base, coroutine and table libraries (\(message))")
+        }
+        stack.rawSet(LuaStack.registryIndex, field: registryKey)
+        let functions = stack.top
+        stack.pushCopy(of: functions)
+        stack.rawSet(LuaStack.registryIndex, field: functionsKey)
+        BKModule.pushModule(on: stack)
+        if stack.type(at: -1) == .table {
+            for name in names {
+                stack.rawGet(functions, field: name)
+                stack.rawSet(-2, field: name)
+            }
+        }
+        stack.pop()
+        stack.remove(at: handler)
+    }
+}
