@@ -56,20 +56,7 @@ public final class BlockHandle: ScheduledWork, LuaBridged, @unchecked Sendable {
                 handle.loop.cancel(handle, on: stack)
                 return 0
             },
-            // unref(): it still runs while the loop runs, but does not keep it alive. Returns self.
-            BKFunction("unref") { stack throws(LuaRaise) in
-                let handle = try stack.checkObject(BlockHandle.self, at: 1)
-                handle.loop.setReferenced(handle, false)
-                stack.top = 1
-                return 1
-            },
-            BKFunction("ref") { stack throws(LuaRaise) in
-                let handle = try stack.checkObject(BlockHandle.self, at: 1)
-                handle.loop.setReferenced(handle, true)
-                stack.top = 1
-                return 1
-            },
-        ],
+        ] + BKFunction.loopReferenceMethods(BlockHandle.self) { $0.loop },
         properties: [
             .readOnly("isCancelled") { (handle: BlockHandle, stack) in stack.push(handle.isCancelled) },
             .readOnly("isFinished") { (handle: BlockHandle, stack) in stack.push(handle.isFinished) },

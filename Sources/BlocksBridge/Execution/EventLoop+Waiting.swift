@@ -24,8 +24,6 @@ enum LoopWaitOutcome: String {
 }
 
 extension EventLoop {
-    /// Calls each waiter's function with its argument on the main queue, on the loop's next turn.
-    /// Needs no state lock (it only moves references onto new blocks).
     /// `unref()` / `ref()` of a handle or timer: whether it keeps the loop alive.
     func setReferenced(_ work: ScheduledWork, _ referenced: Bool) {
         let wake = mutex.withLock {
@@ -35,6 +33,8 @@ extension EventLoop {
         if wake { self.wake() }  // a loop waiting only for it may now be idle
     }
 
+    /// Calls each waiter's function with its argument on the main queue, on the loop's next turn.
+    /// Needs no state lock (it only moves references onto new blocks).
     func notify(_ waiters: [LuaWaiter]) {
         for waiter in waiters {
             let handle = BlockHandle(loop: self, queue: .main,
@@ -97,6 +97,23 @@ extension EventLoop {
             }
             if timeout == 0 { continue }
             stateLock.withoutHolding { wakeup.wait(nanoseconds: timeout) }
+        }
+    }
+}
+
+extension BKFunction {
+    /// The `unref()` and `ref()` methods of loop work Lua holds (handles, timers): whether it keeps
+    /// the loop alive (it still runs while the loop runs). Both return self.
+    static func loopReferenceMethods<Work: ScheduledWork & LuaBridged>(
+        _ type: Work.Type, loop: @escaping @Sendable (Work) -> EventLoop
+    ) -> [BKFunction] {
+        [(name: "unref", referenced: false), (name: "ref", referenced: true)].map { method in
+            BKFunction(method.name) { stack throws(LuaRaise) in
+                let work = try stack.checkObject(Work.self, at: 1)
+                loop(work).setReferenced(work, method.referenced)
+                stack.top = 1
+                return 1
+            }
         }
     }
 }

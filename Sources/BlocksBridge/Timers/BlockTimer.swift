@@ -97,20 +97,7 @@ public final class BlockTimer: ScheduledWork, LuaBridged, @unchecked Sendable {
                 stack.top = 1
                 return 1
             },
-            // unref(): it still fires while the loop runs, but does not keep it alive. Returns self.
-            BKFunction("unref") { stack throws(LuaRaise) in
-                let timer = try stack.checkObject(BlockTimer.self, at: 1)
-                timer.loop.setReferenced(timer, false)
-                stack.top = 1
-                return 1
-            },
-            BKFunction("ref") { stack throws(LuaRaise) in
-                let timer = try stack.checkObject(BlockTimer.self, at: 1)
-                timer.loop.setReferenced(timer, true)
-                stack.top = 1
-                return 1
-            },
-        ],
+        ] + BKFunction.loopReferenceMethods(BlockTimer.self) { $0.loop },
         properties: [
             .readOnly("isValid") { (timer: BlockTimer, stack) in stack.push(timer.isValid) },
             .readOnly("timeInterval") { (timer: BlockTimer, stack) in stack.push(timer.timeInterval) },
