@@ -199,6 +199,22 @@ const char *bk_pushtypeerror(lua_State *L, int arg, const char *expected, const 
     return msg;
 }
 
+// The continuation of BK_CONTINUE_CALL: the results above the base are the function's own.
+static int bk_continued_call_done(lua_State *L, int status, lua_KContext base) {
+    (void)status;
+    return lua_gettop(L) - (int)base;
+}
+
+// BK_CONTINUE_CALL: stack ..., f, args..., count.
+static int bk_continue_call(lua_State *L) {
+    int nargs = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    int base = lua_gettop(L) - nargs - 1;
+    if (nargs < 0 || base < 0) return luaL_error(L, "bk: bad continued call");
+    lua_callk(L, nargs, LUA_MULTRET, (lua_KContext)base, bk_continued_call_done);
+    return bk_continued_call_done(L, LUA_OK, (lua_KContext)base);
+}
+
 int bk_trampoline(lua_State *L) {
     bk_function *f = bk_tofunction(L, lua_upvalueindex(1));
     if (f == NULL || f->body == NULL) return luaL_error(L, "bk: not a bridge function (its upvalue was replaced)");
@@ -237,6 +253,7 @@ int bk_trampoline(lua_State *L) {
     }
     if (n >= 0) return n;
     if (n == BK_CONTINUE_WALK) return bk_walk_start(L);  // Swift is gone: the walk may raise and yield
+    if (n == BK_CONTINUE_CALL) return bk_continue_call(L);
     const char *fname = lua_tostring(L, lua_upvalueindex(2));
     switch (n) {
         case BK_RAISE_MESSAGE: {

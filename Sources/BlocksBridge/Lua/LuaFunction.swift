@@ -63,3 +63,14 @@ extension LuaStack {
         }
     }
 }
+
+extension LuaStack {
+    /// Returns the status that has the trampoline call the Lua function below the top `arguments`
+    /// values once this Swift frame is gone (`BK_CONTINUE_CALL`), returning all its results as the
+    /// exported function's own. The call may yield when the caller can: how a bk function hands a
+    /// wait over to the tasks engine, so that the task suspends instead of the loop nesting.
+    func continueWithCall(arguments: Int32) -> Int32 {
+        push(Int64(arguments))
+        return BK_CONTINUE_CALL
+    }
+}

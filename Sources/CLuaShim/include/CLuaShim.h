@@ -123,6 +123,12 @@ typedef struct bk_walk {
 /// stops at its first nil position (elements past the starting `#c` are not visited); dictionaries
 /// visit the recorded keys whose value is still non-nil. Then the helper returns `returns`.
 #define BK_CONTINUE_WALK (-5)
+/// A Swift body returns this to have the trampoline call a Lua function once the Swift frame is
+/// gone and return all its results as the exported function's own: the stack ends with the
+/// function, its arguments, then the argument count (an integer). The call is made with lua_callk,
+/// so the function may yield when the caller can (how a bk function waits in a task: it hands
+/// over to `TaskEngine.lua`), and its error unwinds C frames only.
+#define BK_CONTINUE_CALL (-6)
 /// Pushes a userdata holding a copy of `walk` (the trampoline's walk reads it from the top).
 void bk_walk_prepare(lua_State *L, const bk_walk *walk);
 /// Runs the walk whose userdata is on top; returns the helper's result count (trampoline only).
