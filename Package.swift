@@ -39,6 +39,7 @@ let package = Package(
                 .embedInCode("Observation/ObservationEngine.lua"),
                 .embedInCode("DynamicDelegate/DelegateChunk.lua"),
                 .embedInCode("Tasks/TaskEngine.lua"),
+                .embedInCode("Workers/WorkerWaits.lua"),
             ]
         ),
         .target(name: "BlocksBridgeXML"),

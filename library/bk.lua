@@ -325,7 +325,9 @@ function bk.threadId() end
 ---@field isCancelled boolean
 local Worker = {}
 ---The worker's results (copied back; the same again on later calls); raises its error, or
----`bk.cancelled` once cancelled. Runs the caller's loop while it waits.
+---`bk.cancelled` once cancelled. The same as `bk.await(w)`: suspends the running task, else runs
+---the caller's loop while it waits.
+---@async
 ---@return any ...
 function Worker:result() end
 ---Stops the worker (even an endless loop); does nothing once it finished.
@@ -337,10 +339,13 @@ function Worker:cancel() end
 ---@field count integer
 ---@field capacity integer?
 local Channel = {}
----Copies `v` in; waits while full; an error once closed.
+---Copies `v` in; waits while full (suspending the running task, else running the loop); an error
+---once closed.
+---@async
 ---@param v any
 function Channel:send(v) end
----The next value, or nil and "timed out" / "closed".
+---The next value, or nil and "timed out" / "closed". Waits like `send`.
+---@async
 ---@param timeout? number
 ---@return any value
 ---@return "timed out"|"closed"|nil reason
@@ -632,7 +637,7 @@ function Task:cancel() end
 ---@return any ...
 function Task:result(timeout) end
 
----@alias bk.Awaitable bk.Task|bk.BlockHandle|bk.Timer
+---@alias bk.Awaitable bk.Task|bk.BlockHandle|bk.Timer|bk.Worker
 
 ---Starts `f(...)` as a task at once; returns when it first suspends or finishes.
 ---@param f async fun(...): ...
@@ -640,7 +645,8 @@ function Task:result(timeout) end
 ---@return bk.Task
 function bk.async(f, ...) end
 
----Waits for a task (its results; its error raised), a handle (nothing) or a timer's next firing.
+---Waits for a task (its results; its error raised), a handle (nothing), a timer's next firing or a
+---worker (its results, copied back).
 ---Suspends the running task, else runs the loop. Raises `bk.cancelled`, or "timed out".
 ---@async
 ---@param x bk.Awaitable

@@ -73,6 +73,17 @@ void bk_interrupt_installing_hook(lua_State *L, bk_runtime *rt) {
     lua_sethook(L, bk_count_hook, LUA_MASKCOUNT, 1);
 }
 
+const char *bk_stop_requested(bk_runtime *rt) {
+    if (rt->tripped != NULL) return rt->tripped;
+    if (__atomic_load_n(&rt->interrupted, __ATOMIC_RELAXED)) return "interrupted";
+    if (rt->deadline > 0 && bk_now() > rt->deadline) return "time limit exceeded";
+    return NULL;
+}
+
+void bk_check_limits_soon(lua_State *L) {
+    if (lua_gethook(L) == bk_count_hook) lua_sethook(L, bk_count_hook, LUA_MASKCOUNT, 1);
+}
+
 // MARK: - Safe libraries
 
 // load(chunk [, chunkname [, mode [, env]]]) that never accepts binary chunks: 'b' is dropped from

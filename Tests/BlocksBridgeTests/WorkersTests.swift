@@ -89,6 +89,40 @@ final class PrivateThing: LuaBridged, LuaConvertible {
         #expect(counter.value.withLock { $0 } == 5)
     }
 
+    @Test func anInterruptOfTheCallerStopsTheBlocksRunningOnThePool() throws {
+        // Each element loops for ever: only the interrupt passed on to the pool states ends it.
+        let state = try LuaState(sandbox: Sandbox(timeLimit: .seconds(60)))
+        state.installGlobals()
+        let handle = state.interruptHandle
+        let thread = Thread {
+            Thread.sleep(forTimeInterval: 0.2)
+            handle.interrupt()
+        }
+        thread.start()
+        do {
+            try state.run("""
+                bk.setWorkerCount(2)
+                local input = {}
+                for i = 1, 8 do input[i] = i end
+                bk.parallelMap(input, function(x) while true do end end)
+                """)
+            Issue.record("no error")
+        } catch {
+            #expect(error.message.contains("interrupted"), "\(error)")
+        }
+        // The pool is usable again, and the next run is not interrupted.
+        let sum = try state.run("""
+            local input = {}
+            for i = 1, 64 do input[i] = i end
+            local total = 0
+            for _, v in ipairs(bk.parallelMap(input, function(x) local s = 0 for i = 1, 20000 do s = s + 1 end return x end)) do
+              total = total + v
+            end
+            return total
+            """, as: Int.self)
+        #expect(sum == 64 * 65 / 2)
+    }
+
     @Test func objectsNotMarkedShareableAreRefusedByName() throws {
         let lua = try LuaState()
         lua.installGlobals()

@@ -423,6 +423,150 @@ test("channel: bad input", function()
   eq(ch.count, 0)
 end)
 
+-- MARK: waiting in tasks (bk.await on workers; channel waits suspend only the calling task)
+
+-- About `seconds` of pure Lua in a worker.
+local function busy(seconds)
+  return function()
+    local start = os.clock()
+    while os.clock() - start < seconds do end
+    return "busy done"
+  end
+end
+
+test("await: a worker's results; outside a task the loop runs meanwhile", function()
+  local w = bk.worker(function(a, b)
+    local start = os.clock()
+    while os.clock() - start < 0.05 do end  -- still running when awaited
+    return a + b, "two"
+  end, 20, 22)
+  local ranMeanwhile = false
+  bk.performBlock(function() ranMeanwhile = true end, 0)
+  local a, b = bk.await(w)
+  eq(a, 42)
+  eq(b, "two")
+  eq(ranMeanwhile, true)
+  eq(select("#", bk.await(w)), 2)  -- finished: the same results again, at once
+end)
+
+test("await / result() in a task suspend only that task while the worker runs", function()
+  local w = bk.worker(busy(0.1))
+  local ticks = 0
+  local timer = bk.scheduledTimerWithTimeInterval(0.005, function() ticks = ticks + 1 end, true)
+  local viaAwait = bk.async(function() return bk.await(w) end)
+  local viaResult = bk.async(function() return w:result() end)
+  eq(viaAwait.isFinished, false)  -- bk.async returned at the first suspension
+  eq(viaResult.isFinished, false)
+  eq(bk.await(viaAwait), "busy done")
+  eq(bk.await(viaResult), "busy done")
+  timer:invalidate()
+  ok(ticks >= 3, "the loop ran timers while the tasks waited: " .. ticks)
+end)
+
+test("await: a worker's error is raised unchanged in the task; a cancelled worker raises bk.cancelled", function()
+  local failing = bk.worker(function() error({ code = 7 }) end)
+  local t = bk.async(function() return bk.await(failing) end)
+  local okT, err = pcall(bk.await, t)
+  eq(okT, false)
+  eq(err.code, 7)
+  local endless = bk.worker(function() while true do end end)
+  local waiting = bk.async(function() return bk.await(endless) end)
+  bk.performBlock(function() endless:cancel() end, 0.02)
+  local okC, errC = pcall(bk.await, waiting)
+  eq(okC, false)
+  eq(errC, bk.cancelled)
+  eq(endless.isCancelled, true)
+end)
+
+test("await: a timeout leaves the worker running; awaitAll and awaitAny take workers", function()
+  local slow = bk.worker(busy(0.2))
+  local okT, err = pcall(bk.await, slow, 0.01)
+  eq(okT, false)
+  ok(tostring(err):find("timed out", 1, true), err)
+  eq(slow.isFinished, false)
+  local all = bk.awaitAll({ bk.worker(function() return 1 end), bk.worker(function() return 2, 3 end) })
+  eq(all[1][1], 1)
+  eq(all[2].n, 2)
+  eq(all[2][2], 3)
+  local index, value = bk.awaitAny({ slow, bk.worker(function() return "quick" end) })
+  eq(index, 2)
+  eq(value, "quick")
+  eq(bk.await(slow), "busy done")
+end)
+
+test("channel: receive in a task suspends it until a worker sends; other tasks run meanwhile", function()
+  local ch = bk.channel()
+  local got = {}
+  local consumer = bk.async(function()
+    while true do
+      local v, why = ch:receive()
+      if v == nil then return why end
+      got[#got + 1] = v
+    end
+  end)
+  eq(consumer.isFinished, false)
+  local other = bk.async(function() bk.sleep(0.01) return "other ran" end)
+  local producer = bk.worker(function(out)
+    for i = 1, 5 do
+      out:send(i)
+      local start = os.clock()
+      while os.clock() - start < 0.005 do end
+    end
+    out:close()
+  end, ch)
+  eq(bk.await(other), "other ran")
+  eq(bk.await(consumer), "closed")
+  eq(table.concat(got, ","), "1,2,3,4,5")
+  producer:result()
+end)
+
+test("channel: receive with a timeout in a task and outside one gives nil, 'timed out'", function()
+  local ch = bk.channel()
+  local t = bk.async(function() return ch:receive(0.02) end)
+  eq(t.isFinished, false)
+  local v, why = bk.await(t)
+  eq(v, nil)
+  eq(why, "timed out")
+  v, why = ch:receive(0.01)
+  eq(v, nil)
+  eq(why, "timed out")
+  v, why = ch:receive(0)
+  eq(why, "timed out")
+end)
+
+test("channel: send on a full channel suspends the task until there is room; closing raises there", function()
+  local ch = bk.channel(1)
+  local t = bk.async(function()
+    ch:send(1)
+    ch:send(2)
+    return "sent both"
+  end)
+  eq(t.isFinished, false)
+  eq(ch.count, 1)
+  eq(ch:receive(), 1)
+  eq(bk.await(t), "sent both")
+  eq(ch:receive(), 2)
+  ch:send(3)
+  local blocked = bk.async(function() ch:send(4) end)
+  ch:close()
+  local okB, err = pcall(bk.await, blocked)
+  eq(okB, false)
+  ok(tostring(err):find("send on a closed channel", 1, true), err)
+end)
+
+test("channel: a cancelled task's wait is dropped (nothing left pending on the loop)", function()
+  local ch = bk.channel()
+  local t = bk.async(function() return ch:receive() end)
+  eq(bk.pending() >= 1, true)  -- the armed wait keeps the loop alive
+  t:cancel()
+  local okC, err = pcall(bk.await, t)
+  eq(okC, false)
+  eq(err, bk.cancelled)
+  eq(bk.pending(), 0)
+  ch:send("later")
+  eq(ch:receive(), "later")
+end)
+
 -- MARK: sandbox limits (bklua's options, in a child)
 
 local BKLUA = os.getenv("BKLUA")
@@ -442,5 +586,18 @@ else
     ok(out:find("not enough memory", 1, true), out)
     out = run("--sandbox", "print(bk.worker(function() return io == nil, os.execute == nil end):result())")
     ok(out:find("true\ttrue", 1, true), out)
+  end)
+
+  test("parallelMap: the caller's time limit stops the blocks on the pool (each job's own budget is fresh)", function()
+    -- 40 elements of about 50 ms each over 2 states: each job is well within the 0.5 s limit, the
+    -- whole about 1 s. Without the stop passed on, every element would run and 'done' print.
+    local out = shell(BKLUA .. " --time-limit 0.5 -e " .. string.format("%q", [[
+      bk.setWorkerCount(2)
+      local input = {}
+      for i = 1, 40 do input[i] = i end
+      bk.parallelMap(input, function(x) local t = os.clock() while os.clock() - t < 0.05 do end return x end)
+      print("done")]]) .. " 2>&1")
+    ok(out:find("time limit exceeded", 1, true), out)
+    ok(not out:find("done", 1, true), out)
   end)
 end

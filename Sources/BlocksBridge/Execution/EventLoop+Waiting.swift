@@ -7,6 +7,16 @@ struct LuaWaiter {
     let argument: Int32
 }
 
+extension LuaWaiter {
+    /// Registry references to the values at the stack slots `function` and `argument`.
+    init(_ stack: LuaStack, function: Int32, argument: Int32) {
+        stack.pushCopy(of: function)
+        let functionReference = luaL_ref(stack.L, LuaStack.registryIndex)
+        stack.pushCopy(of: argument)
+        self.init(function: functionReference, argument: luaL_ref(stack.L, LuaStack.registryIndex))
+    }
+}
+
 /// Takes a list of waiters out of its owner (under the loop's mutex), leaving it empty.
 func takeWaiters(_ waiters: inout [LuaWaiter]) -> [LuaWaiter] {
     if waiters.isEmpty { return [] }

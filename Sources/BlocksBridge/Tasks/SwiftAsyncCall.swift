@@ -48,10 +48,11 @@ final class SwiftAsyncCall: LuaBridged, @unchecked Sendable {
             do { outcome = .done(try await work()) } catch { outcome = .failed(Self.message(error)) }
             let waiters = loop.mutex.withLock {
                 self.outcome = outcome
-                loop.outstanding -= 1
                 return takeWaiters(&self.waiters)
             }
+            // Scheduled before the work stops counting, so the loop never looks idle between.
             loop.notify(waiters)
+            loop.mutex.withLock { loop.outstanding -= 1 }
             loop.wake()
         }
         loop.mutex.withLock { task = started }
@@ -99,13 +100,7 @@ extension TaskPrimitives {
             stack.pushNil()
             return 1
         }
-        var waiter: LuaWaiter?
-        if stack.type(at: 2) == .function {
-            stack.pushCopy(of: 2)
-            let function = luaL_ref(stack.L, LuaStack.registryIndex)
-            stack.pushCopy(of: 3)
-            waiter = LuaWaiter(function: function, argument: luaL_ref(stack.L, LuaStack.registryIndex))
-        }
+        let waiter = TaskPrimitives.waiter(stack)
         let outcome = call.poll(adding: waiter)
         if let waiter, !(outcome.isPending) {
             call.loop.release(reference: waiter.function, on: stack)

@@ -238,8 +238,10 @@ end
 
 -- An awaitable kind: test(x); begin(x) -> token; poll(x, token) -> nil (pending) or an outcome
 -- { ok, n = count, ... } ({ false, err } for a failure); attach(x, waiter, token): waiter is
--- notified when x may be done; detach(x, waiter) (may be a no-op: spurious wake-ups are fine).
--- New kinds (workers) are added with kinds[#kinds + 1] = kind through the engine table.
+-- notified when x may be done; detach(x, waiter) (may be a no-op: spurious wake-ups are fine);
+-- optional cancel(x): what Ctrl-C at the prompt does to x while a wait on it is interrupted.
+-- Other families add kinds (kinds[#kinds + 1] = kind) from their extension, run when the engine
+-- loads (TasksLibrary.swift).
 local kinds = {}
 
 local OK_EMPTY = { true, n = 0 }
@@ -360,13 +362,19 @@ end
 -- Waits until check() is true: suspends the running task, or runs the loop outside any task (and
 -- in a task whose caller cannot yield: a block called by a C helper). attach(waiter) /
 -- detach(waiter) register the waiter with what it waits on. Raises bk.cancelled when the task is
--- cancelled, "timed out" after `timeout` seconds (level: the user's call, from wait's caller).
-local function wait(check, attach, detach, timeout, level, interrupt)
+-- cancelled, "timed out" after `timeout` seconds (level: the user's call, from wait's caller);
+-- `quiet`: returns false on timeout instead (true when done).
+local function wait(check, attach, detach, timeout, level, interrupt, quiet)
   local task = runningTask()
   if task ~= nil and rawget(task, CANCELLED) then error(cancelled) end
-  if check() then return end
+  if check() then return true end
   if task ~= nil and isyieldable() then
     attach(task)
+    -- Done meanwhile (by another thread) is seen now: its waiter may not be notified.
+    if check() then
+      detach(task)
+      return true
+    end
     local timer, timerCell
     if timeout ~= nil then
       timerCell = { task }
@@ -382,8 +390,11 @@ local function wait(check, attach, detach, timeout, level, interrupt)
         detach(task)
         if timer ~= nil then cancelBlock(timer) end
         if outcome == "cancelled" then error(cancelled) end
-        if outcome == "timed out" then error("timed out", level + 1) end
-        return
+        if outcome == "timed out" then
+          if quiet then return false end
+          error("timed out", level + 1)
+        end
+        return true
       end
     end
   end
@@ -391,6 +402,10 @@ local function wait(check, attach, detach, timeout, level, interrupt)
   -- nested loop's callbacks, not by whoever is draining further out.
   local cell = {}
   attach(cell)
+  if check() then
+    detach(cell)
+    return true
+  end
   if task ~= nil then rawset(task, NESTED, cell) end
   local saved = draining
   draining = false
@@ -404,9 +419,12 @@ local function wait(check, attach, detach, timeout, level, interrupt)
     if rawget(cell, "outcome") == "interrupted" and interrupt ~= nil then interrupt() end
     error(outcome, 0)
   end
-  if outcome == "done" then return end
+  if outcome == "done" then return true end
   if outcome == "cancelled" then error(cancelled) end
-  if outcome == "timeout" then error("timed out", level + 1) end
+  if outcome == "timeout" then
+    if quiet then return false end
+    error("timed out", level + 1)
+  end
   if outcome == "stopped" then error("stopped by bk.stop() before it was done", level + 1) end
   if outcome == "idle" then error("would wait forever: nothing pending on the loop can finish it", level + 1) end
   if outcome == "interrupted" then
@@ -420,9 +438,20 @@ local function wait(check, attach, detach, timeout, level, interrupt)
   error(outcome, 0)
 end
 
--- Cancels a task or a handle (an interrupted wait's work); anything else is left as it is.
+-- Cancels what an interrupted wait was waiting for: a task, a handle, a Swift call, or another
+-- family's awaitable whose kind has `cancel`; anything else is left as it is.
 function cancelWork(x)
-  if isTask(x) then cancel(x) elseif isHandle(x) then cancelBlock(x) elseif swiftCallKind.test(x) then x:cancel() end
+  if isTask(x) then cancel(x) elseif isHandle(x) then cancelBlock(x) elseif swiftCallKind.test(x) then x:cancel()
+  else
+    local kind = kindOf(x)
+    if kind ~= nil and kind.cancel ~= nil then kind.cancel(x) end
+  end
+end
+
+-- For other families' waits (channels): waits as bk.await does until check() is true; returns
+-- true, or false once `timeout` seconds have passed. `level`: the user's call, from the caller.
+local function waitFor(check, attach, detach, timeout, level)
+  return wait(check, attach, detach, timeout, level + 2, nil, true)
 end
 
 local function results(outcome)
@@ -751,6 +780,7 @@ return {
   isFinished = function(t) return rawget(t, STATE) ~= RUNNING end,
   kinds = kinds,
   notify = notify,
+  waitFor = waitFor,
   isTask = isTask,
   cancel = cancel,
   Task = Task,

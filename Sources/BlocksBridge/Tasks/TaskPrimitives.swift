@@ -93,12 +93,8 @@ enum TaskPrimitives {
     }
 
     /// The waiter at 2 (a function) and 3 (its argument), as registry references; nil without one.
-    private static func waiter(_ stack: LuaStack) -> LuaWaiter? {
+    static func waiter(_ stack: LuaStack) -> LuaWaiter? {
         guard stack.type(at: 2) == .function else { return nil }
-        stack.pushCopy(of: 2)
-        let function = luaL_ref(stack.L, LuaStack.registryIndex)
-        stack.pushCopy(of: 3)
-        let argument = luaL_ref(stack.L, LuaStack.registryIndex)
-        return LuaWaiter(function: function, argument: argument)
+        return LuaWaiter(stack, function: 2, argument: 3)
     }
 }

@@ -21,6 +21,9 @@ enum TaskEngine {
     static let functionsKey = "bk.tasks.functions"
     static let registryKey = "bk.tasks"
     static let cancelledKey = "bk.cancelled"
+    /// A list of functions called with the engine's table once it is loaded: how other families
+    /// add their awaitables (`extend(on:with:)`).
+    static let extensionsKey = "bk.tasks.extensions"
 
     static let names = ["async", "await", "sleep", "awaitAll", "awaitAny", "currentTask", "debounce", "throttle"]
 
@@ -75,6 +78,44 @@ enum TaskEngine {
         return found
     }
 
+    /// Registers `loader` (pushed by `push`) to be called with the engine's table when the engine
+    /// loads: another family's awaitables (workers, channels) plug into `kinds` and `waitFor` there.
+    static func extend(on stack: LuaStack, with push: (LuaStack) -> Void) {
+        let base = stack.top
+        defer { stack.top = base }
+        if stack.rawGet(LuaStack.registryIndex, field: extensionsKey) != .table {
+            stack.pop()
+            stack.pushNewTable()
+            stack.pushCopy(of: -1)
+            stack.rawSet(LuaStack.registryIndex, field: extensionsKey)
+        }
+        let list = stack.top
+        push(stack)
+        stack.rawSet(list, stack.rawLength(list) + 1)
+    }
+
+    private static func runExtensions(on stack: LuaStack, engine: Int32, handler: Int32) throws(LuaRaise) {
+        let base = stack.top
+        defer { stack.top = base }
+        guard stack.rawGet(LuaStack.registryIndex, field: extensionsKey) == .table else { return }
+        let list = stack.top
+        var i: Int64 = 1
+        while stack.rawGet(list, i) == .function {
+            stack.pushCopy(of: engine)
+            guard stack.protectedCall(arguments: 1, results: 0, handler: handler) == LUA_OK else {
+                throw .message("tasks: \(stack.toString(-1) ?? "?")")
+            }
+            i += 1
+        }
+    }
+
+    /// Pushes the engine's own table (`kinds`, `waitFor`, ...), loading the engine on first use.
+    static func pushEngine(on stack: LuaStack) throws(LuaRaise) {
+        try pushFunctions(on: stack)
+        stack.pop()
+        stack.rawGet(LuaStack.registryIndex, field: registryKey)
+    }
+
     /// `bk.cancelled`: a unique value whose tostring is "cancelled", that scripts cannot change.
     private static func pushCancelled(on stack: LuaStack) {
         stack.pushNewTable()
@@ -113,7 +154,11 @@ enum TaskEngine {
             let message = stack.toString(-1) ?? "?"
             throw .message("tasks need the base, coroutine and table libraries (\(message))")
         }
+        let engine = stack.top  // below it: the functions
+        stack.pushCopy(of: engine)
         stack.rawSet(LuaStack.registryIndex, field: registryKey)
+        try runExtensions(on: stack, engine: engine, handler: handler)
+        stack.pop()
         let functions = stack.top
         stack.pushCopy(of: functions)
         stack.rawSet(LuaStack.registryIndex, field: functionsKey)

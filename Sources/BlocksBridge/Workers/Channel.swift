@@ -5,9 +5,10 @@ import CLuaShim
 ///
 /// Messages wait in a buffer state of the channel's own (copied in by `send`, out by `receive`),
 /// so sender and receiver never hold each other's state. Waiting never blocks a state's loop: a
-/// worker waits on its thread; elsewhere the loop runs until the channel changes (whoever changes
-/// it wakes the loops waiting on it).
-/// Lock order: a state's lock, then `condition` (the buffer's lock inside it).
+/// worker (or a block of another queue) waits on its thread; elsewhere the wait is the tasks
+/// engine's (`WorkerWaits`): a task suspends, other code runs the loop. Such a wait arms a waiter
+/// that the channel's next change notifies on the waiting state's loop.
+/// Lock order: a state's lock, then `condition` (the buffer's lock, and a loop's mutex, inside it).
 public final class Channel: LuaShareable, @unchecked Sendable {
     /// nil: unbounded.
     public let capacity: Int?
@@ -17,8 +18,12 @@ public final class Channel: LuaShareable, @unchecked Sendable {
     private var head: Int64 = 1
     private var tail: Int64 = 0
     private var closed = false
-    /// Loops running while one of their scripts waits on this channel.
+    /// Loops running while one of their scripts waits on this channel (the blocking path).
     private var waitingLoops: [ObjectIdentifier: (loop: EventLoop, count: Int)] = [:]
+    /// Waits of the tasks engine, by token: each is notified once, at the next change, on its loop
+    /// (which it keeps alive meanwhile, as outside work).
+    private var armed: [Int: (loop: EventLoop, waiter: LuaWaiter)] = [:]
+    private var nextToken = 1
 
     public init(capacity: Int? = nil) throws(LuaError) {
         self.capacity = capacity
@@ -29,10 +34,62 @@ public final class Channel: LuaShareable, @unchecked Sendable {
     private var queued: Int64 { tail - head + 1 }
     private var isFull: Bool { capacity.map { queued >= Int64($0) } ?? false }
 
-    /// Changes made: wakes the threads and loops waiting (under `condition`).
+    /// Changes made: wakes the threads and loops waiting, and notifies the armed waits (under
+    /// `condition`).
     private func changedLocked() {
         condition.broadcast()
         for entry in waitingLoops.values { entry.loop.wake() }
+        if armed.isEmpty { return }
+        for entry in armed.values {
+            entry.loop.notify([entry.waiter])  // scheduled first: the loop is never idle between
+            entry.loop.endOutsideWork()
+        }
+        armed.removeAll()
+    }
+
+    private func isReadyLocked(sending: Bool) -> Bool {
+        closed || (sending ? !isFull : queued > 0)
+    }
+
+    /// The engine's wait (`WorkerWaits`): nil when the channel is ready for a send (`sending`) or a
+    /// receive; else the token of a waiter armed for the next change: `token` when it is still
+    /// armed, else a new one made by `waiter` (`.some(nil)` without one). A ready channel disarms
+    /// `token`. The caller holds the state `stack` belongs to.
+    func arm(sending: Bool, token: Int?, on stack: LuaStack, waiter: (() -> LuaWaiter)?) -> Int?? {
+        condition.lock()
+        if isReadyLocked(sending: sending) {
+            let dropped = token.flatMap { armed.removeValue(forKey: $0) }
+            condition.unlock()
+            if let dropped { release(dropped, on: stack) }
+            return .none
+        }
+        if let token, armed[token] != nil {
+            condition.unlock()
+            return token
+        }
+        guard let waiter else {
+            condition.unlock()
+            return .some(nil)
+        }
+        let loop = stack.eventLoop
+        let token = nextToken
+        nextToken += 1
+        armed[token] = (loop, waiter())
+        loop.beginOutsideWork()
+        condition.unlock()
+        return token
+    }
+
+    /// Drops an armed waiter that was not notified (the wait ended otherwise).
+    func disarm(token: Int, on stack: LuaStack) {
+        let dropped = condition.withLock { armed.removeValue(forKey: token) }
+        if let dropped { release(dropped, on: stack) }
+    }
+
+    private func release(_ entry: (loop: EventLoop, waiter: LuaWaiter), on stack: LuaStack) {
+        entry.loop.release(reference: entry.waiter.function, on: stack)
+        entry.loop.release(reference: entry.waiter.argument, on: stack)
+        entry.loop.endOutsideWork()
     }
 
     /// Waits (holding `condition` on entry and return) until `ready()` or the deadline; false on
@@ -63,12 +120,41 @@ public final class Channel: LuaShareable, @unchecked Sendable {
         return ready()
     }
 
-    /// `ch:send(v)`: copies the value at `index` in; waits while full; an error once closed.
+    enum SendAttempt { case sent, full, closed }
+    enum ReceiveAttempt { case value, empty, closed }
+
+    /// Copies the value at `index` in when there is room, without waiting.
+    func trySend(_ stack: LuaStack, _ index: Int32) throws(LuaRaise) -> SendAttempt {
+        condition.lock()
+        defer { condition.unlock() }
+        if closed { return .closed }
+        if isFull { return .full }
+        try appendLocked(stack, index)
+        return .sent
+    }
+
+    /// Pushes the next value when there is one, without waiting.
+    func tryReceive(_ stack: LuaStack) throws(LuaRaise) -> ReceiveAttempt {
+        condition.lock()
+        defer { condition.unlock() }
+        if queued > 0 {
+            try takeLocked(stack)
+            return .value
+        }
+        return closed ? .closed : .empty
+    }
+
+    /// `ch:send(v)` where a thread waits: copies the value at `index` in; waits on this thread
+    /// (or runs the loop) while full; an error once closed.
     func send(_ stack: LuaStack, _ index: Int32) throws(LuaRaise) {
         condition.lock()
         defer { condition.unlock() }
         _ = waitLocked(stack, deadline: nil) { closed || !isFull }
         if closed { throw .message("send on a closed channel") }
+        try appendLocked(stack, index)
+    }
+
+    private func appendLocked(_ stack: LuaStack, _ index: Int32) throws(LuaRaise) {
         let failure: String? = buffer.lock.withLock {
             let target = buffer.stack
             guard stack.copy(index, count: 1, to: target, what: "the value") else {
@@ -84,7 +170,8 @@ public final class Channel: LuaShareable, @unchecked Sendable {
         changedLocked()
     }
 
-    /// `ch:receive([timeout])`: pushes the next value, or nil and "timed out" / "closed".
+    /// `ch:receive([timeout])` where a thread waits: pushes the next value, or nil and "timed out"
+    /// / "closed".
     func receive(_ stack: LuaStack, timeout: Double?) throws(LuaRaise) -> Int32 {
         let deadline = timeout.map { MonotonicClock.now() &+ MonotonicClock.nanoseconds($0) }
         condition.lock()
@@ -95,6 +182,11 @@ public final class Channel: LuaShareable, @unchecked Sendable {
             stack.push(ready ? "closed" : "timed out")
             return 2
         }
+        try takeLocked(stack)
+        return 1
+    }
+
+    private func takeLocked(_ stack: LuaStack) throws(LuaRaise) {
         let copied: Bool = buffer.lock.withLock {
             let source = buffer.stack
             source.rawGet(1, head)
@@ -108,7 +200,6 @@ public final class Channel: LuaShareable, @unchecked Sendable {
         }
         changedLocked()
         if !copied { throw .valueOnTop }
-        return 1
     }
 
     /// `ch:close()`: later sends fail; receivers get what is queued, then nil, "closed".
@@ -129,8 +220,19 @@ public final class Channel: LuaShareable, @unchecked Sendable {
             BKFunction("send") { stack throws(LuaRaise) in
                 let channel = try stack.checkObject(Channel.self, at: 1)
                 try stack.checkAny(2)
-                try channel.send(stack, 2)
-                return 0
+                stack.top = 2
+                switch try channel.trySend(stack, 2) {
+                case .sent: return 0
+                case .closed: throw .message("send on a closed channel")
+                case .full:
+                    if WorkerWaits.canWaitOnLoop(stack), WorkerWaits.pushChannelWait("send", on: stack) {
+                        stack.pushCopy(of: 1)
+                        stack.pushCopy(of: 2)
+                        return stack.continueWithCall(arguments: 2)
+                    }
+                    try channel.send(stack, 2)
+                    return 0
+                }
             },
             BKFunction("receive") { stack throws(LuaRaise) in
                 let channel = try stack.checkObject(Channel.self, at: 1)
@@ -140,7 +242,26 @@ public final class Channel: LuaShareable, @unchecked Sendable {
                     try stack.argCheck(seconds.isFinite && seconds >= 0, 2, "timeout must be a finite number >= 0")
                     timeout = seconds
                 }
-                return try channel.receive(stack, timeout: timeout)
+                stack.top = 2
+                switch try channel.tryReceive(stack) {
+                case .value: return 1
+                case .closed:
+                    stack.pushNil()
+                    stack.push("closed")
+                    return 2
+                case .empty:
+                    if timeout == 0 {
+                        stack.pushNil()
+                        stack.push("timed out")
+                        return 2
+                    }
+                    if WorkerWaits.canWaitOnLoop(stack), WorkerWaits.pushChannelWait("receive", on: stack) {
+                        stack.pushCopy(of: 1)
+                        stack.pushCopy(of: 2)
+                        return stack.continueWithCall(arguments: 2)
+                    }
+                    return try channel.receive(stack, timeout: timeout)
+                }
             },
             BKFunction("close") { stack throws(LuaRaise) in
                 try stack.checkObject(Channel.self, at: 1).close()

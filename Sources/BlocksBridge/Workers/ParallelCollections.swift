@@ -59,7 +59,7 @@ enum ParallelCollections {
             remaining = listed - probed
             if remaining > 0 {
                 try runOnPool(stack, dictionary: dictionary, mapping: mapping, keys: keys, first: probed + 1,
-                              count: listed, result: result)
+                              count: listed, result: result, elementTime: elementTime)
             }
         } else if remaining > 0 {
             try drive(stack, &walk, handler)
@@ -76,9 +76,34 @@ enum ParallelCollections {
         }
     }
 
+    /// The pool's share of the work is cut into chunks of about this much estimated work at least.
+    static let minimumChunkNanoseconds: UInt64 = 100_000
+    /// Chunks per pool state at most: enough that a state slowed down (another process on its
+    /// core) leaves little for the others to wait for at the end, few enough that hand-overs
+    /// (tens of microseconds each) stay negligible.
+    static let chunksPerState = 8
+
+    /// Chunk bounds over first ... first + remaining - 1, each about the same size.
+    static func chunks(first: Int64, remaining: Int64, states: Int, elementTime: UInt64) -> [(first: Int64, count: Int64)] {
+        let perChunk = max(1, Int64(minimumChunkNanoseconds / max(elementTime, 1)))
+        let byWork = max(Int64(states), remaining / perChunk)
+        let count = min(remaining, Int64(states * chunksPerState), byWork)
+        return (0 ..< count).map { chunk in
+            let start = first + remaining * chunk / count
+            return (start, first + remaining * (chunk + 1) / count - start)
+        }
+    }
+
     /// Elements first ... count over the pool; results into `result` (0: none kept).
+    ///
+    /// The caller hands out chunks in order: each pool state gets the block once, then one chunk
+    /// at a time (copied in by the caller, which holds both states), and the next as soon as it
+    /// is done, so a state slowed down by another process does less, not the others waiting for
+    /// it. Results are copied back to the chunk's place. After a block error no new chunk starts;
+    /// the chunks before it all started, so the first error in element order is among those done.
+    /// A stop asked of the caller (an interrupt, its time limit) is passed on to the running chunks.
     private static func runOnPool(_ stack: LuaStack, dictionary: Bool, mapping: Bool, keys: Int32,
-                                  first: Int64, count: Int64, result: Int32) throws(LuaRaise) {
+                                  first: Int64, count: Int64, result: Int32, elementTime: UInt64) throws(LuaRaise) {
         let pool = stack.state.workerPool
         let remaining = count - first + 1
         let parts = Int(min(Int64(pool.count), remaining))
@@ -89,74 +114,146 @@ enum ParallelCollections {
             throw .message(error.message)
         }
         defer { pool.giveBack(states) }
-        var bounds: [(first: Int64, count: Int64)] = []
-        for part in 0 ..< Int64(parts) {
-            let start = first + remaining * part / Int64(parts)
-            let next = first + remaining * (part + 1) / Int64(parts)
-            bounds.append((start, next - start))
-        }
-        // Each state gets the block, then its slice: a list of elements, or a list of keys and a
-        // dictionary of them.
-        for (part, state) in states.enumerated() {
-            let base = stack.top
-            if dictionary { try pushSlice(stack, keys: keys, first: bounds[part].first, count: bounds[part].count) }
+        for state in states {
             let copied: Bool = state.lock.withLock {
-                let target = state.stack
-                guard stack.copy(2, count: 1, to: target, what: "the block") else { return false }
-                if dictionary { return stack.copy(base + 1, count: 2, to: target, what: "the elements") }
-                return bk_transfer_copy_range(stack.L, 1, bounds[part].first, bounds[part].count,
-                                              target.L, 0, 0, "the collection") == LUA_OK
+                state.stack.top = 0
+                return stack.copy(2, count: 1, to: state.stack, what: "the block")
             }
-            stack.top = base
             if !copied {
                 let message = state.lock.withLock { state.stack.toString(-1) } ?? "cannot be copied"
                 throw .message(message)
             }
         }
-        WorkerPool.runEach(states) { worker, _ in
-            walk(worker, dictionary: dictionary, mapping: mapping)
-        }
-        // The first failed slice holds the first error in element order.
-        for state in states {
-            let failed: Bool = state.lock.withLock {
-                let worker = state.stack
-                guard worker.rawGet(LuaStack.registryIndex, field: failedKey) == .boolean else {
-                    worker.pop()
+        let bounds = chunks(first: first, remaining: remaining, states: states.count, elementTime: elementTime)
+        let board = ChunkBoard()
+        var assigned = [Int](repeating: -1, count: states.count)
+        var nextChunk = 0
+        var running = 0
+        var failedChunk: (chunk: Int, state: Int)?
+        var copyError: LuaRaise?
+
+        // Copies chunk `nextChunk` into state `index` and starts it.
+        func start(_ index: Int) -> Bool {
+            let state = states[index]
+            let (chunkFirst, chunkCount) = bounds[nextChunk]
+            let base = stack.top
+            if dictionary {
+                do throws(LuaRaise) {
+                    try pushSlice(stack, keys: keys, first: chunkFirst, count: chunkCount)
+                } catch {
+                    copyError = error
                     return false
                 }
-                worker.pop()
-                worker.pushNil()
-                worker.rawSet(LuaStack.registryIndex, field: failedKey)
-                _ = worker.copy(-1, count: 1, to: stack, what: "the block's error")
-                return true
             }
-            if failed { throw .valueOnTop }
-        }
-        guard mapping else { return }
-        for (part, state) in states.enumerated() {
-            if !dictionary {
-                // Straight into the result, at the slice's place.
-                let status = state.lock.withLock {
-                    bk_transfer_copy_range(state.L, -1, 1, bounds[part].count, stack.L, result,
-                                           bounds[part].first - 1, "the results")
+            let copied: Bool = state.lock.withLock {
+                state.stack.top = 1
+                if dictionary { return stack.copy(base + 1, count: 2, to: state.stack, what: "the elements") }
+                return bk_transfer_copy_range(stack.L, 1, chunkFirst, chunkCount, state.L, 0, 0, "the collection") == LUA_OK
+            }
+            stack.top = base
+            if !copied {
+                copyError = .message(state.lock.withLock { state.stack.toString(-1) } ?? "cannot be copied")
+                return false
+            }
+            assigned[index] = nextChunk
+            nextChunk += 1
+            running += 1
+            let handed = HandedOver(value: state)
+            WorkerPool.queue.async {
+                let state = handed.value
+                state.lock.withLock {
+                    state.resetLimits()
+                    walk(state.stack, dictionary: dictionary, mapping: mapping)
                 }
-                if status != LUA_OK { throw .valueOnTop }
+                board.finished(index)
+            }
+            return true
+        }
+
+        for index in states.indices where nextChunk < bounds.count {
+            if !start(index) { break }
+        }
+        var stopReason: String?
+        while running > 0 {
+            guard let index = board.next(waitingAtMost: 20_000_000) else {
+                // Still running: pass a stop asked of the caller on to the pool states, once.
+                if stopReason == nil, let reason = bk_stop_requested(stack.runtime) {
+                    stopReason = String(cString: reason)
+                    for (i, state) in states.enumerated() where assigned[i] >= 0 {
+                        bk_interrupt_installing_hook(state.L, state.runtime)
+                    }
+                }
                 continue
             }
-            let copied: Bool = state.lock.withLock { state.stack.copy(-1, count: 1, to: stack, what: "the results") }
-            if !copied { throw .valueOnTop }
-            let slice = stack.top
-            var step = 0
-            stack.pushNil()
-            while stack.next(slice) {
-                stack.pushCopy(of: -2)
-                stack.insert(at: -2)
-                stack.rawSet(result)
-                step += 1
-                if step & 4095 == 0 { try stack.checkMemoryBudget() }
+            running -= 1
+            let chunk = assigned[index]
+            let state = states[index]
+            let failed: Bool = state.lock.withLock {
+                let failed = state.stack.rawGet(LuaStack.registryIndex, field: failedKey) == .boolean
+                state.stack.pop()
+                return failed
             }
-            stack.pop()
+            if failed {
+                if failedChunk.map({ chunk < $0.chunk }) ?? true { failedChunk = (chunk, index) }
+                continue
+            }
+            if mapping && copyError == nil {
+                do throws(LuaRaise) {
+                    try copyResults(from: state, into: stack, result: result, dictionary: dictionary,
+                                    chunkFirst: bounds[chunk].first, chunkCount: bounds[chunk].count)
+                } catch {
+                    copyError = error
+                }
+            }
+            if failedChunk == nil, copyError == nil, stopReason == nil, nextChunk < bounds.count {
+                _ = start(index)
+            }
         }
+        if let failedChunk {
+            // Its error is on top of its stack; the failed marks are cleared for the next call.
+            for state in states {
+                state.lock.withLock {
+                    state.stack.pushNil()
+                    state.stack.rawSet(LuaStack.registryIndex, field: failedKey)
+                }
+            }
+            // The caller's own reason first (the chunks stopped because of it); its hook raises it
+            // again at the caller's next instruction, so a pcall cannot go on.
+            if let stopReason {
+                bk_check_limits_soon(stack.L)
+                throw .message(stopReason)
+            }
+            let state = states[failedChunk.state]
+            _ = state.lock.withLock { state.stack.copy(-1, count: 1, to: stack, what: "the block's error") }
+            throw .valueOnTop
+        }
+        if let copyError { throw copyError }
+    }
+
+    /// Copies a finished chunk's results (on top of the pool state's stack) into `result`.
+    private static func copyResults(from state: LuaState, into stack: LuaStack, result: Int32, dictionary: Bool,
+                                    chunkFirst: Int64, chunkCount: Int64) throws(LuaRaise) {
+        if !dictionary {
+            // Straight into the result, at the chunk's place.
+            let status = state.lock.withLock {
+                bk_transfer_copy_range(state.L, -1, 1, chunkCount, stack.L, result, chunkFirst - 1, "the results")
+            }
+            if status != LUA_OK { throw .valueOnTop }
+            return
+        }
+        let copied: Bool = state.lock.withLock { state.stack.copy(-1, count: 1, to: stack, what: "the results") }
+        if !copied { throw .valueOnTop }
+        let slice = stack.top
+        var step = 0
+        stack.pushNil()
+        while stack.next(slice) {
+            stack.pushCopy(of: -2)
+            stack.insert(at: -2)
+            stack.rawSet(result)
+            step += 1
+            if step & 4095 == 0 { try stack.checkMemoryBudget() }
+        }
+        stack.pop()
     }
 
     /// Pushes a dictionary's slice: a list of its keys and a dictionary of them.
@@ -201,5 +298,32 @@ enum ParallelCollections {
         if status == BK_WALK_NO_STACK { worker.push("stack overflow") }
         worker.push(true)
         worker.rawSet(LuaStack.registryIndex, field: failedKey)
+    }
+}
+
+/// The chunks pool states have finished, for the caller handing them out.
+private final class ChunkBoard: @unchecked Sendable {
+    /// Guards `done`.
+    private let condition = ConditionLock()
+    private var done: [Int] = []
+
+    /// A pool state (its index) finished its chunk.
+    func finished(_ index: Int) {
+        condition.withLock {
+            done.append(index)
+            condition.broadcast()
+        }
+    }
+
+    /// The next state that finished, waiting at most `nanoseconds`; nil when none did by then.
+    func next(waitingAtMost nanoseconds: UInt64) -> Int? {
+        let deadline = MonotonicClock.now() &+ nanoseconds
+        condition.lock()
+        defer { condition.unlock() }
+        while done.isEmpty {
+            if MonotonicClock.now() >= deadline { return nil }
+            condition.wait(until: deadline)
+        }
+        return done.removeFirst()
     }
 }

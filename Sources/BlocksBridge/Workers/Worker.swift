@@ -95,13 +95,14 @@ public final class Worker: LuaBridged, @unchecked Sendable {
         finishCallbacks = []
         condition.broadcast()
         condition.unlock()
-        parentLoop.endOutsideWork()
+        // Callbacks first: they schedule the waiters' wake-ups, so the loop never looks idle between.
         for callback in callbacks { callback() }
+        parentLoop.endOutsideWork()
     }
 
     /// Pushes the results (or raises the error) onto `stack`, from the cache in the handle's user
     /// value (`handle` is its slot), copying them out of the worker's state the first time.
-    fileprivate func pushResults(_ stack: LuaStack, handle: Int32) throws(LuaRaise) -> Int32 {
+    func pushResults(_ stack: LuaStack, handle: Int32) throws(LuaRaise) -> Int32 {
         if lua_getiuservalue(stack.L, handle, 1) != LUA_TTABLE {
             stack.pop()
             try cacheResults(stack, handle: handle)
@@ -166,6 +167,12 @@ public final class Worker: LuaBridged, @unchecked Sendable {
             // w:result() -> the worker's results; raises its error (or the cancellation)
             BKFunction("result") { stack throws(LuaRaise) in
                 let worker = try stack.checkObject(Worker.self, at: 1)
+                stack.top = 1
+                if !worker.isFinished, WorkerWaits.canWaitOnLoop(stack), WorkerWaits.pushAwait(on: stack) {
+                    // bk.await(w): a task suspends; elsewhere the loop runs until the worker is done.
+                    stack.pushCopy(of: 1)
+                    return stack.continueWithCall(arguments: 1)
+                }
                 try worker.waitForResult(stack)
                 return try worker.pushResults(stack, handle: 1)
             },

@@ -47,23 +47,6 @@ final class WorkerPool: LuaStateExtension {
     func stateWillClose() {
         idle.removeAll()
     }
-
-    /// Runs `job` on each state on the pool's threads and waits for all of them. Each job holds
-    /// its state's lock; results stay on the states' stacks.
-    static func runEach(_ states: [LuaState], _ job: @escaping @Sendable (LuaStack, Int) -> Void) {
-        let group = DispatchGroup()
-        for (index, state) in states.enumerated() {
-            let handed = HandedOver(value: state)
-            queue.async(group: group) {
-                let state = handed.value
-                state.lock.withLock {
-                    state.resetLimits()
-                    job(state.stack, index)
-                }
-            }
-        }
-        group.wait()
-    }
 }
 
 extension LuaState {

@@ -73,5 +73,6 @@ extension BKLibrary {
     ], setUp: { stack, _ in
         stack.lookUpMethodsFirst(for: Worker.luaClass)
         stack.lookUpMethodsFirst(for: Channel.luaClass)
+        WorkerWaits.install(on: stack)
     })
 }

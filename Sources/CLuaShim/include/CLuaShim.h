@@ -215,6 +215,14 @@ void bk_interrupt(bk_runtime *rt);
 /// thread. Coroutines started before keep their own hooks (none): an endless loop inside one
 /// stops when it yields or returns to `L`.
 void bk_interrupt_installing_hook(lua_State *L, bk_runtime *rt);
+/// Why the script of `rt` is to stop ("interrupted": an interrupt not yet consumed; a tripped
+/// limit's message; "time limit exceeded": its deadline passed), or NULL. Only reads (the hook
+/// consumes and trips): for Swift code waiting on other threads' work (the pool), which passes the
+/// stop on to them.
+const char *bk_stop_requested(bk_runtime *rt);
+/// Has the count hook of `L` (when installed) run before its next instruction, so a stop that
+/// bk_stop_requested saw trips at once instead of up to a hook step later.
+void bk_check_limits_soon(lua_State *L);
 /// Opens the safe library set in protected mode: base without dofile/loadfile, load of text only,
 /// string, table, math, utf8, coroutine, os.time/clock/date/difftime, require of preloaded and
 /// already loaded modules only. No io, debug, os.execute/exit/getenv/remove, package.loadlib.
