@@ -47,6 +47,40 @@ public struct LuaMember: Sendable {
                   .function(name, parameters, LuaAnnotationTypes.names(repeat (each A).self), result: nil))
     }
 
+    /// `obj:name(args...)` for an `async` method: from a task it suspends the task until the work
+    /// finishes, elsewhere it runs the loop until then (`AsyncFunction`). The work captures the
+    /// object, so the class is `Sendable`.
+    public static func asyncMethod<T: LuaBridged & Sendable, each A: LuaConvertible & Sendable, R: LuaConvertible & Sendable>(
+        _ name: String, _ parameters: [String], _ body: @escaping @Sendable (T, repeat each A) async throws -> R
+    ) -> LuaMember {
+        LuaMember(.method(BKFunction(name, AsyncFunction.method(body))),
+                  .function(name, parameters, LuaAnnotationTypes.names(repeat (each A).self), result: LuaAnnotationTypes.name(R.self)))
+    }
+
+    /// An `async` method returning nothing.
+    public static func asyncMethod<T: LuaBridged & Sendable, each A: LuaConvertible & Sendable>(
+        _ name: String, _ parameters: [String], _ body: @escaping @Sendable (T, repeat each A) async throws -> Void
+    ) -> LuaMember {
+        LuaMember(.method(BKFunction(name, AsyncFunction.method(body))),
+                  .function(name, parameters, LuaAnnotationTypes.names(repeat (each A).self), result: nil))
+    }
+
+    /// An `async` metamethod (`__call` from an async `callAsFunction`).
+    public static func asyncMetamethod<T: LuaBridged & Sendable, each A: LuaConvertible & Sendable, R: LuaConvertible & Sendable>(
+        _ name: String, _ parameters: [String], _ body: @escaping @Sendable (T, repeat each A) async throws -> R
+    ) -> LuaMember {
+        LuaMember(.metamethod(BKFunction(name, AsyncFunction.method(body))),
+                  .function(name, parameters, LuaAnnotationTypes.names(repeat (each A).self), result: LuaAnnotationTypes.name(R.self)))
+    }
+
+    /// An `async` metamethod returning nothing.
+    public static func asyncMetamethod<T: LuaBridged & Sendable, each A: LuaConvertible & Sendable>(
+        _ name: String, _ parameters: [String], _ body: @escaping @Sendable (T, repeat each A) async throws -> Void
+    ) -> LuaMember {
+        LuaMember(.metamethod(BKFunction(name, AsyncFunction.method(body))),
+                  .function(name, parameters, LuaAnnotationTypes.names(repeat (each A).self), result: nil))
+    }
+
     /// `obj.name` and `obj.name = value`; a value of the wrong type is an error naming the field.
     @inlinable public static func property<T: LuaBridged & SendableMetatype, V: LuaConvertible>(
         _ name: String, get: @escaping @Sendable (T) -> V, set: @escaping @Sendable (T, V) -> Void

@@ -18,7 +18,7 @@ public enum AsyncFunction {
     /// A function body calling `body` with its converted arguments; its result is the call's.
     public static func make<each A: LuaConvertible & Sendable, R: LuaConvertible & Sendable>(
         _ body: @escaping @Sendable (repeat each A) async throws -> R
-    ) -> LuaFunction {
+    ) -> BKFunctionBody {
         { stack throws(LuaRaise) in
             var index: Int32 = 0
             let arguments = (repeat try TypedFunction.argument((each A).self, stack, &index))
@@ -29,7 +29,7 @@ public enum AsyncFunction {
     /// A function body calling `body` with its converted arguments; the call returns nothing.
     public static func make<each A: LuaConvertible & Sendable>(
         _ body: @escaping @Sendable (repeat each A) async throws -> Void
-    ) -> LuaFunction {
+    ) -> BKFunctionBody {
         { stack throws(LuaRaise) in
             var index: Int32 = 0
             let arguments = (repeat try TypedFunction.argument((each A).self, stack, &index))
@@ -44,7 +44,7 @@ public enum AsyncFunction {
     /// `T` is `Sendable`).
     public static func method<T: LuaBridged & Sendable, each A: LuaConvertible & Sendable, R: LuaConvertible & Sendable>(
         _ body: @escaping @Sendable (T, repeat each A) async throws -> R
-    ) -> LuaFunction {
+    ) -> BKFunctionBody {
         { stack throws(LuaRaise) in
             let receiver = try stack.checkObject(T.self, at: 1)
             var index: Int32 = 1
@@ -56,7 +56,7 @@ public enum AsyncFunction {
     /// A method body returning nothing.
     public static func method<T: LuaBridged & Sendable, each A: LuaConvertible & Sendable>(
         _ body: @escaping @Sendable (T, repeat each A) async throws -> Void
-    ) -> LuaFunction {
+    ) -> BKFunctionBody {
         { stack throws(LuaRaise) in
             let receiver = try stack.checkObject(T.self, at: 1)
             var index: Int32 = 1
