@@ -26,6 +26,7 @@ final class Fetcher: LuaExportable, @unchecked Sendable {
         try await Task.sleep(for: .milliseconds(5))
         throw FetchFailure(code: code)
     }
+    func reject() async throws -> Int { throw LuaRaise.message("rejected") }
     func hang() async throws {
         do { try await Task.sleep(for: .seconds(30)) } catch {
             cancellations.withLock { $0 += 1 }
@@ -78,6 +79,8 @@ final class Fetcher: LuaExportable, @unchecked Sendable {
             return err
             """, as: String.self)
         #expect(message == "fetch failed with 7")
+        // A LuaRaise thrown by the work is raised with its message.
+        #expect(luaError(lua, "Fetcher(''):reject()") == "rejected")
     }
 
     @Test func badArgumentsAndBadSelfAreRaisedAtOnce() throws {
@@ -102,5 +105,26 @@ final class Fetcher: LuaExportable, @unchecked Sendable {
             """, as: Bool.self)
         #expect(cancelled)
         #expect(fetcher.cancelled == 1)
+    }
+}
+
+/// A subclass's async members: Sendable comes from its superclass (`@unchecked Sendable`).
+@LuaExport
+class Source: LuaExportable, @unchecked Sendable {
+    init() {}
+    func read() async -> String { "source" }
+}
+
+@LuaExport
+final class FileSource: Source {
+    override init() { super.init() }
+    func size() async -> Int { 3 }
+}
+
+@Suite struct ExportedAsyncSubclassTests {
+    @Test func aSubclassHasItsOwnAndItsSuperclassAsyncMethods() throws {
+        let lua = try LuaState()
+        try lua.register(FileSource.self)
+        #expect(try lua.run("local s = FileSource() return s:read() .. s:size()", as: String.self) == "source3")
     }
 }
