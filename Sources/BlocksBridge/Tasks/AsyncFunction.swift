@@ -10,13 +10,13 @@ import CLuaShim
 ///
 /// The work runs on another thread while Lua goes on, so what it captures crosses threads: its
 /// arguments and result are `Sendable`, and so is a method's receiver.
-public enum AsyncFunction {
+enum AsyncFunction {
     /// The work once its arguments are read: runs off the state's thread, returns how to push its
     /// results (called on the loop's thread, holding the state).
-    public typealias Work = @Sendable () async throws -> @Sendable (LuaStack) -> Int32
+    typealias Work = @Sendable () async throws -> @Sendable (LuaStack) -> Int32
 
     /// A function body calling `body` with its converted arguments; its result is the call's.
-    public static func make<each A: LuaConvertible & Sendable, R: LuaConvertible & Sendable>(
+    static func make<each A: LuaConvertible & Sendable, R: LuaConvertible & Sendable>(
         _ body: @escaping @Sendable (repeat each A) async throws -> R
     ) -> BKFunctionBody {
         { stack throws(LuaRaise) in
@@ -27,7 +27,7 @@ public enum AsyncFunction {
     }
 
     /// A function body calling `body` with its converted arguments; the call returns nothing.
-    public static func make<each A: LuaConvertible & Sendable>(
+    static func make<each A: LuaConvertible & Sendable>(
         _ body: @escaping @Sendable (repeat each A) async throws -> Void
     ) -> BKFunctionBody {
         { stack throws(LuaRaise) in
@@ -42,7 +42,7 @@ public enum AsyncFunction {
 
     /// A method body: argument 1 is the receiver, checked as `T` (which the work captures, so
     /// `T` is `Sendable`).
-    public static func method<T: LuaBridged & Sendable, each A: LuaConvertible & Sendable, R: LuaConvertible & Sendable>(
+    static func method<T: LuaBridged & Sendable, each A: LuaConvertible & Sendable, R: LuaConvertible & Sendable>(
         _ body: @escaping @Sendable (T, repeat each A) async throws -> R
     ) -> BKFunctionBody {
         { stack throws(LuaRaise) in
@@ -54,7 +54,7 @@ public enum AsyncFunction {
     }
 
     /// A method body returning nothing.
-    public static func method<T: LuaBridged & Sendable, each A: LuaConvertible & Sendable>(
+    static func method<T: LuaBridged & Sendable, each A: LuaConvertible & Sendable>(
         _ body: @escaping @Sendable (T, repeat each A) async throws -> Void
     ) -> BKFunctionBody {
         { stack throws(LuaRaise) in
