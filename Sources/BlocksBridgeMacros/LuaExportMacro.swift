@@ -47,7 +47,7 @@ public struct LuaExportMacro: MemberMacro {
 
         var instanceMembers = members.methods.map { method(name, $0, factory: "method") }
         instanceMembers += members.properties.map { property(name, $0) }
-        instanceMembers += members.callAsFunction.map { method(name, $0, factory: "metamethod", luaName: "__call") }
+        instanceMembers += members.callAsFunction.map { ".metamethod(" + method(name, $0, factory: "method", luaName: "__call") + ")" }
 
         var constructors = members.constructors
         if !members.declaresInitializer && !isSubclass {

@@ -298,9 +298,9 @@ struct LuaExportExpansionTests {
                                     .readOnlyProperty("endIndex", get: { (object: Playlist) in
                                             object.endIndex
                                         }),
-                                    .metamethod("__call", ["i"]) { (object: Playlist, a0: Int) -> String in
-                                        object.callAsFunction(a0)
-                                    }
+                                    .metamethod(.method("__call", ["i"]) { (object: Playlist, a0: Int) -> String in
+                                            object.callAsFunction(a0)
+                                        })
                                 ],
                                 classMembers: [
                                     .constructor([]) { () -> Playlist in
@@ -401,9 +401,9 @@ struct LuaExportExpansionTests {
                                     .asyncMethod("warm", []) { (object: Loader) async -> Void in
                                         await object.warm()
                                     },
-                                    .asyncMetamethod("__call", ["path"]) { (object: Loader, a0: String) async -> Int in
-                                        await object.callAsFunction(a0)
-                                    }
+                                    .metamethod(.asyncMethod("__call", ["path"]) { (object: Loader, a0: String) async -> Int in
+                                            await object.callAsFunction(a0)
+                                        })
                                 ],
                                 classMembers: [
                                     .asyncConstructor(["root"]) { (a0: String) async throws -> Loader in
