@@ -108,7 +108,7 @@ final class Fetcher: LuaExportable, @unchecked Sendable {
     }
 }
 
-/// A subclass's async members: Sendable comes from its superclass (`@unchecked Sendable`).
+/// A subclass's async members: it restates its superclass's `@unchecked Sendable`.
 @LuaExport
 class Source: LuaExportable, @unchecked Sendable {
     init() {}
@@ -116,7 +116,7 @@ class Source: LuaExportable, @unchecked Sendable {
 }
 
 @LuaExport
-final class FileSource: Source {
+final class FileSource: Source, @unchecked Sendable {
     override init() { super.init() }
     func size() async -> Int { 3 }
 }

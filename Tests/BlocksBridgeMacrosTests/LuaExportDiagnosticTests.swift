@@ -126,6 +126,26 @@ struct LuaExportDiagnosticTests {
         }
     }
 
+    @Test func asyncMembersOfASubclassThatDoesNotRestateSendable() {
+        assertMacro {
+            """
+            @LuaExport
+            final class FileSource: Source {
+                func size() async -> Int { 3 }
+            }
+            """
+        } diagnostics: {
+                        """
+                        @LuaExport
+                        final class FileSource: Source {
+                            func size() async -> Int { 3 }
+                            ┬─────────────────────────────
+                            ╰─ 🛑 'size()' is async: its work runs on another thread with the object while Lua goes on, so 'FileSource' must be Sendable; declare '@unchecked Sendable' in its inheritance clause (the class guards its own state), or mark it @LuaIgnore
+                        }
+                        """
+        }
+    }
+
     @Test func asyncOrThrowingGetters() {
         assertMacro {
             """
