@@ -5,7 +5,8 @@ import SwiftSyntax
 enum ExportDiagnostic {
     case notExportable(kind: String)
     case genericType
-    case asyncMember(String)
+    case effectfulProperty(String)
+    case asyncNeedsSendable(member: String, type: String)
     case genericMember(String)
     case inoutParameter(member: String, parameter: String)
     case variadicParameter(member: String, parameter: String)
@@ -25,8 +26,10 @@ enum ExportDiagnostic {
             return "@LuaExport applies to classes, not to \(kind); an enum with String or Int raw values conforms to LuaEnum, a Codable struct or enum to LuaCodable"
         case .genericType:
             return "@LuaExport cannot export a generic class: Lua needs one concrete class (export a subclass or a wrapper)"
-        case .asyncMember(let name):
-            return "'\(name)' is async: async methods need tasks, not yet supported; mark it @LuaIgnore"
+        case .effectfulProperty(let name):
+            return "'\(name)' has an async or throwing getter: Lua reads properties without waiting or errors; make it a method, or mark it @LuaIgnore"
+        case .asyncNeedsSendable(let member, let type):
+            return "'\(member)' is async: its work runs on another thread with the object while Lua goes on, so '\(type)' must be Sendable; declare '@unchecked Sendable' in its inheritance clause (the class guards its own state), or mark it @LuaIgnore"
         case .genericMember(let name):
             return "'\(name)' is generic: Lua needs concrete parameter types; mark it @LuaIgnore or add a concrete overload"
         case .inoutParameter(let member, let parameter):
@@ -58,7 +61,8 @@ enum ExportDiagnostic {
         switch self {
         case .notExportable: "notExportable"
         case .genericType: "genericType"
-        case .asyncMember: "asyncMember"
+        case .effectfulProperty: "effectfulProperty"
+        case .asyncNeedsSendable: "asyncNeedsSendable"
         case .genericMember: "genericMember"
         case .inoutParameter: "inoutParameter"
         case .variadicParameter: "variadicParameter"

@@ -6,6 +6,8 @@ struct ExportedParameter {
     let label: String?      // nil for `_`
     let luaName: String
     let type: String
+    /// The Swift default value's expression, ready to follow `??`; nil without one.
+    var defaultValue: String? = nil
 }
 
 /// A member `@LuaExport` turns into Lua: Swift names, Lua name, signature.
@@ -15,6 +17,7 @@ struct ExportedFunction {
     let parameters: [ExportedParameter]
     let result: String?     // nil for Void
     let throwing: Bool
+    var isAsync = false
     let node: Syntax
     /// `name(label:_:)`, for messages.
     var displayName: String = ""
@@ -88,7 +91,8 @@ extension ExportedMembers {
                     generic: initializer.genericParameterClause != nil, node: Syntax(initializer), context) else { continue }
                 let failable = initializer.optionalMark != nil
                 exported = ExportedFunction(swiftName: "init", luaName: exported.luaName, parameters: exported.parameters,
-                                            result: failable ? "?" : "", throwing: exported.throwing, node: exported.node,
+                                            result: failable ? "?" : "", throwing: exported.throwing,
+                                            isAsync: exported.isAsync, node: exported.node,
                                             displayName: exported.displayName)
                 if luaName == nil { constructors.append(exported) } else { namedConstructors.append(exported) }
             } else if let variable = decl.as(VariableDeclSyntax.self) {
@@ -101,6 +105,10 @@ extension ExportedMembers {
                         continue
                     }
                     let name = identifier.identifier.text
+                    if binding.hasEffectfulGetter {
+                        context.diagnose(ExportDiagnostic.effectfulProperty(name).at(binding))
+                        continue
+                    }
                     let property = ExportedProperty(
                         swiftName: name, luaName: luaName ?? observedKey ?? name,
                         readOnly: isLet || forcedReadOnly || binding.isGetOnly,
@@ -118,10 +126,6 @@ extension ExportedMembers {
                                  node: Syntax, _ context: some MacroExpansionContext) -> ExportedFunction? {
         let displayName = displayName(name, signature)
         var valid = true
-        if signature.effectSpecifiers?.asyncSpecifier != nil {
-            context.diagnose(ExportDiagnostic.asyncMember(displayName).at(node))
-            valid = false
-        }
         if generic {
             context.diagnose(ExportDiagnostic.genericMember(displayName).at(node))
             valid = false
@@ -146,7 +150,8 @@ extension ExportedMembers {
             }
             let label = parameter.firstName.tokenKind == .wildcard ? nil : parameter.firstName.text
             let luaParameter = internalName == "_" ? "arg\(parameters.count + 1)" : internalName
-            parameters.append(ExportedParameter(label: label, luaName: luaParameter, type: type.trimmedDescription))
+            parameters.append(ExportedParameter(label: label, luaName: luaParameter, type: type.trimmedDescription,
+                                                defaultValue: parameter.defaultValue.map { operand(of: $0.value) }))
         }
         let result = signature.returnClause?.type
         if let result, result.containsOpaqueType || result.containsFunctionType {
@@ -156,8 +161,39 @@ extension ExportedMembers {
         guard valid else { return nil }
         let resultText = result.map(\.trimmedDescription).flatMap { ["Void", "()"].contains($0) ? nil : $0 }
         return ExportedFunction(swiftName: name, luaName: luaName, parameters: parameters, result: resultText,
-                                throwing: signature.effectSpecifiers?.throwsClause != nil, node: node,
+                                throwing: signature.effectSpecifiers?.throwsClause != nil,
+                                isAsync: signature.effectSpecifiers?.asyncSpecifier != nil, node: node,
                                 displayName: displayName)
+    }
+
+    /// A default value's expression as the right operand of `??`: in parentheses unless it is a
+    /// single term (a literal, a name, a member, a call), which binds tighter than any operator.
+    private static func operand(of expression: ExprSyntax) -> String {
+        let text = expression.trimmedDescription
+        let singleTerm = expression.is(IntegerLiteralExprSyntax.self) || expression.is(FloatLiteralExprSyntax.self)
+            || expression.is(StringLiteralExprSyntax.self) || expression.is(BooleanLiteralExprSyntax.self)
+            || expression.is(NilLiteralExprSyntax.self) || expression.is(DeclReferenceExprSyntax.self)
+            || expression.is(MemberAccessExprSyntax.self) || expression.is(FunctionCallExprSyntax.self)
+            || expression.is(ArrayExprSyntax.self) || expression.is(DictionaryExprSyntax.self)
+        return singleTerm ? text : "(" + text + ")"
+    }
+}
+
+extension ExportedMembers {
+    /// Async methods and initializers hand the object to work on another thread: without a
+    /// `Sendable` class each is an error, and left out (so no second error follows).
+    mutating func refuseAsyncMembersNeedingSendable(of type: String, _ context: some MacroExpansionContext) {
+        func keepSynchronous(_ functions: inout [ExportedFunction]) {
+            functions.removeAll { function in
+                guard function.isAsync else { return false }
+                context.diagnose(ExportDiagnostic.asyncNeedsSendable(member: function.displayName, type: type).at(function.node))
+                return true
+            }
+        }
+        keepSynchronous(&methods)
+        keepSynchronous(&callAsFunction)
+        keepSynchronous(&constructors)
+        keepSynchronous(&namedConstructors)
     }
 }
 
@@ -218,6 +254,14 @@ extension PatternBindingSyntax {
             if kinds.contains(.keyword(.willSet)) || kinds.contains(.keyword(.didSet)) { return false }
             return !kinds.contains(.keyword(.set)) && !kinds.contains(.keyword(._modify))
         }
+    }
+}
+
+extension PatternBindingSyntax {
+    /// A getter that is `async` or `throws`: Lua reads properties synchronously, without errors.
+    var hasEffectfulGetter: Bool {
+        guard case .accessors(let accessors)? = accessorBlock?.accessors else { return false }
+        return accessors.contains { $0.accessorSpecifier.tokenKind == .keyword(.get) && $0.effectSpecifiers != nil }
     }
 }
 

@@ -31,8 +31,13 @@ public struct LuaExportMacro: MemberMacro {
         }
         let superclass = isBase ? nil : inherited.first
         let isSubclass = superclass != nil
-        let members = ExportedMembers(of: classDecl, inheritedNames: Set(inherited), in: context)
+        var members = ExportedMembers(of: classDecl, inheritedNames: Set(inherited), in: context)
         checkDuplicates(members, context)
+        // A subclass restates its superclass's `@unchecked Sendable` (Swift 6 asks it to), so the
+        // clause of the class itself says it, base or subclass.
+        if !inherited.contains(where: { $0 == "Sendable" || $0.hasSuffix(" Sendable") }) {
+            members.refuseAsyncMembersNeedingSendable(of: name, context)
+        }
 
         let access = classDecl.modifiers.contains {
             [.keyword(.public), .keyword(.open)].contains($0.name.tokenKind)
@@ -42,18 +47,18 @@ public struct LuaExportMacro: MemberMacro {
 
         var instanceMembers = members.methods.map { method(name, $0, factory: "method") }
         instanceMembers += members.properties.map { property(name, $0) }
-        instanceMembers += members.callAsFunction.map { method(name, $0, factory: "metamethod", luaName: "__call") }
+        instanceMembers += members.callAsFunction.map { ".metamethod(" + method(name, $0, factory: "method", luaName: "__call") + ")" }
 
         var constructors = members.constructors
         if !members.declaresInitializer && !isSubclass {
             constructors = [ExportedFunction(swiftName: "init", luaName: "new", parameters: [], result: "",
                                              throwing: false, node: Syntax(classDecl.name))]
         }
-        var staticMembers = constructors.prefix(1).map { constructor(name, $0, factory: "constructor") }
+        var staticMembers = constructors.prefix(1).map { constructor(name, $0, named: false) }
         for extra in constructors.dropFirst() {
             context.diagnose(ExportDiagnostic.severalConstructors(extra.displayName).at(extra.node))
         }
-        staticMembers += members.namedConstructors.map { constructor(name, $0, factory: "function") }
+        staticMembers += members.namedConstructors.map { constructor(name, $0, named: true) }
         staticMembers += members.staticFunctions.map { staticFunction(name, $0) }
         staticMembers += members.staticProperties.map { staticProperty(name, $0) }
 
@@ -92,13 +97,23 @@ public struct LuaExportMacro: MemberMacro {
         items.isEmpty ? "" : "\n" + items.map { "        " + $0 }.joined(separator: ",\n") + "\n    "
     }
 
+    /// A defaulted parameter is optional in Lua: absent or nil gives the Swift default (`??`).
     private static func closureParameters(_ function: ExportedFunction) -> [String] {
-        function.parameters.indices.map { "a\($0): \(function.parameters[$0].type)" }
+        function.parameters.indices.map { index in
+            let parameter = function.parameters[index]
+            let isOptional = parameter.type.hasSuffix("?") || parameter.type.hasPrefix("Optional<")
+                || parameter.type.hasSuffix("!")
+            let type = parameter.defaultValue == nil || isOptional ? parameter.type : parameter.type + "?"
+            return "a\(index): \(type)"
+        }
     }
 
     private static func callArguments(_ function: ExportedFunction) -> String {
         function.parameters.indices.map { index in
-            function.parameters[index].label.map { "\($0): a\(index)" } ?? "a\(index)"
+            let parameter = function.parameters[index]
+            var value = "a\(index)"
+            if let defaultValue = parameter.defaultValue, defaultValue != "nil" { value += " ?? " + defaultValue }
+            return parameter.label.map { "\($0): \(value)" } ?? value
         }.joined(separator: ", ")
     }
 
@@ -107,13 +122,24 @@ public struct LuaExportMacro: MemberMacro {
     }
 
     private static func signature(_ parameters: [String], _ function: ExportedFunction, result: String?) -> String {
-        "(" + parameters.joined(separator: ", ") + ")" + (function.throwing ? " throws" : "") + " -> " + (result ?? "Void")
+        "(" + parameters.joined(separator: ", ") + ")" + (function.isAsync ? " async" : "")
+            + (function.throwing ? " throws" : "") + " -> " + (result ?? "Void")
     }
 
-    private static func method(_ type: String, _ function: ExportedFunction, factory: String, luaName: String? = nil) -> String {
+    /// `try await ` as the call needs.
+    private static func effects(_ function: ExportedFunction) -> String {
+        (function.throwing ? "try " : "") + (function.isAsync ? "await " : "")
+    }
+
+    /// `factory` or, for an async member, its async form (`asyncMethod`).
+    private static func factory(_ name: String, _ function: ExportedFunction) -> String {
+        function.isAsync ? "async" + name.prefix(1).uppercased() + name.dropFirst() : name
+    }
+
+    private static func method(_ type: String, _ function: ExportedFunction, factory name: String, luaName: String? = nil) -> String {
         let parameters = ["object: \(type)"] + closureParameters(function)
-        let call = (function.throwing ? "try " : "") + "object.\(function.swiftName)(\(callArguments(function)))"
-        return ".\(factory)(\"\(luaName ?? function.luaName)\", \(parameterNames(function))) { "
+        let call = effects(function) + "object.\(function.swiftName)(\(callArguments(function)))"
+        return ".\(factory(name, function))(\"\(luaName ?? function.luaName)\", \(parameterNames(function))) { "
             + signature(parameters, function, result: function.result) + " in \(call) }"
     }
 
@@ -126,17 +152,17 @@ public struct LuaExportMacro: MemberMacro {
         return ".property(\"\(property.luaName)\", \(get), set: { (object: \(type), value) in object.\(property.swiftName) = value })"
     }
 
-    private static func constructor(_ type: String, _ function: ExportedFunction, factory: String) -> String {
+    private static func constructor(_ type: String, _ function: ExportedFunction, named: Bool) -> String {
         let result = function.result == "?" ? "\(type)?" : type
-        let call = (function.throwing ? "try " : "") + "\(type)(\(callArguments(function)))"
-        let name = factory == "constructor" ? "" : "\"\(function.luaName)\", "
-        return ".\(factory)(\(name)\(parameterNames(function))) { "
+        let call = effects(function) + "\(type)(\(callArguments(function)))"
+        let name = named ? "\"\(function.luaName)\", " : ""
+        return ".\(factory("constructor", function))(\(name)\(parameterNames(function))) { "
             + signature(closureParameters(function), function, result: result) + " in \(call) }"
     }
 
     private static func staticFunction(_ type: String, _ function: ExportedFunction) -> String {
-        let call = (function.throwing ? "try " : "") + "\(type).\(function.swiftName)(\(callArguments(function)))"
-        return ".function(\"\(function.luaName)\", \(parameterNames(function))) { "
+        let call = effects(function) + "\(type).\(function.swiftName)(\(callArguments(function)))"
+        return ".\(factory("function", function))(\"\(function.luaName)\", \(parameterNames(function))) { "
             + signature(closureParameters(function), function, result: function.result) + " in \(call) }"
     }
 

@@ -30,6 +30,8 @@ import BlocksBridgeExport
             "---@param name string\n---@param count integer\n---@return Counter\nfunction Counter.withCount(name, count) end",
             "---@class Shape\n",
             "local Shape = {}",
+            "---@field corners integer read-only",
+            "---@param name string\n---@return Shape\nfunction Shape.named(name) end",
             "---@class Square: Shape",
             "---@param mode \"eco\"|\"comfort\"|\"boost\"\n---@param level? integer\n---@return string\nfunction Heater:set(mode, level) end",
             "---@enum Mode\nMode = {\n    eco = \"eco\",\n    comfort = \"comfort\",\n    boost = \"boost\",\n}",
@@ -47,6 +49,7 @@ import BlocksBridgeExport
         _ = try lua.run("""
             samples = {Counter = Counter('c'), Shape = Square(1), Square = Square(2), Heater = Heater(),
                        Playlist = Playlist({'a'})}
+            Shape = Square  -- Shape is no global: its statics are reached through its subclass's class table
             """)
         var currentClass: String?
         var checked = 0

@@ -178,7 +178,8 @@ enum CounterError: Error, CustomStringConvertible {
         let lua = try state()
         let before = Counter.created
         _ = try lua.run("Counter.new('x')")
-        #expect(try lua.run("return Counter.created", as: Int.self) == before + 1)
+        // Other tests make Counters in parallel: at least this one was counted.
+        #expect(try lua.run("return Counter.created", as: Int.self) > before)
         _ = try lua.run("Counter.created = 100")
         #expect(Counter.created == 100)
         #expect(try lua.run("return Counter.limit", as: Int.self) == 100)

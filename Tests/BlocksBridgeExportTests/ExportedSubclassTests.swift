@@ -7,6 +7,10 @@ class Shape: LuaExportable {
     init(name: String) { self.name = name }
     func area() -> Double { 0 }
     func describe() -> String { "\(name) of area \(area())" }
+    class func family() -> String { "shape" }
+    static func named(_ name: String) -> Shape { Shape(name: name) }
+    static let corners = 0
+    nonisolated(unsafe) static var made = 0
 }
 
 @LuaExport
@@ -18,6 +22,13 @@ final class Square: Shape {
     }
     override func area() -> Double { side * side }
     func grow(by amount: Double) { side += amount }
+    override class func family() -> String { "square" }
+}
+
+/// A subclass declaring no initializer (Swift gives it Shape's).
+@LuaExport
+final class Circle: Shape {
+    var radius = 1.0
 }
 
 @Suite struct ExportedSubclassTests {
@@ -48,5 +59,29 @@ final class Square: Shape {
         lua.register("sideOf") { (square: Square) in square.side }
         #expect(luaError(lua, "sideOf(Shape('x'))") == "t:1: bad argument #1 to 'sideOf' (Square expected, got Shape)")
         #expect(try lua.run("return Shape('x').grow == nil", as: Bool.self))
+    }
+
+    @Test func aSubclassClassTableHasItsSuperclassStatics() throws {
+        let lua = try LuaState()
+        try lua.register(Square.self)  // Shape itself is no global here
+        #expect(try lua.run("return Square.named('blob').name", as: String.self) == "blob")
+        #expect(try lua.run("return Square.corners", as: Int.self) == 0)
+        try lua.run("Square.made = 3")  // one storage, as in Swift
+        #expect(Shape.made == 3)
+        #expect(luaError(lua, "Square.corners = 1") == "t:1: field 'corners' of Square is read-only")
+    }
+
+    @Test func aSubclassStaticWinsOverItsSuperclassOne() throws {
+        let lua = try LuaState()
+        try lua.register(Shape.self)
+        try lua.register(Square.self)
+        #expect(try lua.run("return Square.family() .. ',' .. Shape.family()", as: String.self) == "square,shape")
+    }
+
+    @Test func constructorsAreNotInherited() throws {
+        let lua = try LuaState()
+        try lua.register(Circle.self)
+        // Shape's constructor makes a Shape: a Circle's class table does not take it.
+        #expect(try lua.run("return Circle.new == nil and Circle.named ~= nil", as: Bool.self))
     }
 }

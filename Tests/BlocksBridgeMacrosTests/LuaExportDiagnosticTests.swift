@@ -96,21 +96,75 @@ struct LuaExportDiagnosticTests {
         }
     }
 
-    @Test func asyncMethods() {
+    @Test func asyncMembersOfAClassThatIsNotSendable() {
         assertMacro {
             """
             @LuaExport
             final class Loader: LuaExportable {
+                init() async {}
                 func load(_ path: String) async -> String { path }
+                func callAsFunction() async {}
+                static func ping() async -> Bool { true }
             }
             """
         } diagnostics: {
                         """
                         @LuaExport
                         final class Loader: LuaExportable {
+                            init() async {}
+                            ┬──────────────
+                            ╰─ 🛑 'init()' is async: its work runs on another thread with the object while Lua goes on, so 'Loader' must be Sendable; declare '@unchecked Sendable' in its inheritance clause (the class guards its own state), or mark it @LuaIgnore
                             func load(_ path: String) async -> String { path }
                             ┬─────────────────────────────────────────────────
-                            ╰─ 🛑 'load(_:)' is async: async methods need tasks, not yet supported; mark it @LuaIgnore
+                            ╰─ 🛑 'load(_:)' is async: its work runs on another thread with the object while Lua goes on, so 'Loader' must be Sendable; declare '@unchecked Sendable' in its inheritance clause (the class guards its own state), or mark it @LuaIgnore
+                            func callAsFunction() async {}
+                            ┬─────────────────────────────
+                            ╰─ 🛑 'callAsFunction()' is async: its work runs on another thread with the object while Lua goes on, so 'Loader' must be Sendable; declare '@unchecked Sendable' in its inheritance clause (the class guards its own state), or mark it @LuaIgnore
+                            static func ping() async -> Bool { true }
+                        }
+                        """
+        }
+    }
+
+    @Test func asyncMembersOfASubclassThatDoesNotRestateSendable() {
+        assertMacro {
+            """
+            @LuaExport
+            final class FileSource: Source {
+                func size() async -> Int { 3 }
+            }
+            """
+        } diagnostics: {
+                        """
+                        @LuaExport
+                        final class FileSource: Source {
+                            func size() async -> Int { 3 }
+                            ┬─────────────────────────────
+                            ╰─ 🛑 'size()' is async: its work runs on another thread with the object while Lua goes on, so 'FileSource' must be Sendable; declare '@unchecked Sendable' in its inheritance clause (the class guards its own state), or mark it @LuaIgnore
+                        }
+                        """
+        }
+    }
+
+    @Test func asyncOrThrowingGetters() {
+        assertMacro {
+            """
+            @LuaExport
+            final class Feed: LuaExportable {
+                var latest: String { get async { "" } }
+                var checked: Int { get throws { 0 } }
+            }
+            """
+        } diagnostics: {
+                        """
+                        @LuaExport
+                        final class Feed: LuaExportable {
+                            var latest: String { get async { "" } }
+                                ┬──────────────────────────────────
+                                ╰─ 🛑 'latest' has an async or throwing getter: Lua reads properties without waiting or errors; make it a method, or mark it @LuaIgnore
+                            var checked: Int { get throws { 0 } }
+                                ┬────────────────────────────────
+                                ╰─ 🛑 'checked' has an async or throwing getter: Lua reads properties without waiting or errors; make it a method, or mark it @LuaIgnore
                         }
                         """
         }

@@ -226,7 +226,7 @@ struct LuaExportExpansionTests {
                                     .constructor(["x"]) { (a0: Double) -> Point? in
                                         Point(x: a0)
                                     },
-                                    .function("parse", ["text"]) { (a0: String) throws -> Point in
+                                    .constructor("parse", ["text"]) { (a0: String) throws -> Point in
                                         try Point(a0)
                                     },
                                     .function("distance", ["a", "b"]) { (a0: Point, a1: Point) -> Double in
@@ -298,9 +298,9 @@ struct LuaExportExpansionTests {
                                     .readOnlyProperty("endIndex", get: { (object: Playlist) in
                                             object.endIndex
                                         }),
-                                    .metamethod("__call", ["i"]) { (object: Playlist, a0: Int) -> String in
-                                        object.callAsFunction(a0)
-                                    }
+                                    .metamethod(.method("__call", ["i"]) { (object: Playlist, a0: Int) -> String in
+                                            object.callAsFunction(a0)
+                                        })
                                 ],
                                 classMembers: [
                                     .constructor([]) { () -> Playlist in
@@ -362,6 +362,126 @@ struct LuaExportExpansionTests {
                             override class var luaExportedType: LuaExportedType {
                                 luaExported_Square
                             }
+                        }
+                        """
+        }
+    }
+
+    @Test func asyncMembers() {
+        assertMacro {
+            """
+            @LuaExport
+            final class Loader: LuaExportable, @unchecked Sendable {
+                init(root: String) async throws {}
+                @LuaName("cached") init(cache: Int) async {}
+                func load(_ path: String) async throws -> String { path }
+                func warm() async {}
+                func callAsFunction(_ path: String) async -> Int { 0 }
+                static func ping() async -> Bool { true }
+            }
+            """
+        } expansion: {
+                        """
+                        final class Loader: LuaExportable, @unchecked Sendable {
+                            init(root: String) async throws {}
+                            init(cache: Int) async {}
+                            func load(_ path: String) async throws -> String { path }
+                            func warm() async {}
+                            func callAsFunction(_ path: String) async -> Int { 0 }
+                            static func ping() async -> Bool { true }
+
+                            private static let luaExported_Loader = LuaExportedType(
+                                Loader.self,
+                                name: "Loader",
+                                superclass: nil,
+                                members: [
+                                    .asyncMethod("load", ["path"]) { (object: Loader, a0: String) async throws -> String in
+                                        try await object.load(a0)
+                                    },
+                                    .asyncMethod("warm", []) { (object: Loader) async -> Void in
+                                        await object.warm()
+                                    },
+                                    .metamethod(.asyncMethod("__call", ["path"]) { (object: Loader, a0: String) async -> Int in
+                                            await object.callAsFunction(a0)
+                                        })
+                                ],
+                                classMembers: [
+                                    .asyncConstructor(["root"]) { (a0: String) async throws -> Loader in
+                                        try await Loader(root: a0)
+                                    },
+                                    .asyncConstructor("cached", ["cache"]) { (a0: Int) async -> Loader in
+                                        await Loader(cache: a0)
+                                    },
+                                    .asyncFunction("ping", []) { () async -> Bool in
+                                        await Loader.ping()
+                                    }
+                                ]
+                            )
+
+                            class var luaClass: LuaClass {
+                                luaExported_Loader.luaClass
+                            }
+
+                            class var luaExportedType: LuaExportedType {
+                                luaExported_Loader
+                            }
+
+                            lazy var luaObservers = LuaObservers()
+                        }
+                        """
+        }
+    }
+
+    @Test func defaultArguments() {
+        assertMacro {
+            """
+            @LuaExport
+            final class Stepper: LuaExportable {
+                static let unit = 1
+                init(start: Int = 0, step: Int = Stepper.unit) {}
+                func advance(by count: Int = 1, times: Int = 2 * 3, label: String? = nil, note: String? = "x") {}
+                static func make(_ start: Int = .zero) -> Int { start }
+            }
+            """
+        } expansion: {
+                        """
+                        final class Stepper: LuaExportable {
+                            static let unit = 1
+                            init(start: Int = 0, step: Int = Stepper.unit) {}
+                            func advance(by count: Int = 1, times: Int = 2 * 3, label: String? = nil, note: String? = "x") {}
+                            static func make(_ start: Int = .zero) -> Int { start }
+
+                            private static let luaExported_Stepper = LuaExportedType(
+                                Stepper.self,
+                                name: "Stepper",
+                                superclass: nil,
+                                members: [
+                                    .method("advance", ["count", "times", "label", "note"]) { (object: Stepper, a0: Int?, a1: Int?, a2: String?, a3: String?) -> Void in
+                                        object.advance(by: a0 ?? 1, times: a1 ?? (2 * 3), label: a2, note: a3 ?? "x")
+                                    }
+                                ],
+                                classMembers: [
+                                    .constructor(["start", "step"]) { (a0: Int?, a1: Int?) -> Stepper in
+                                        Stepper(start: a0 ?? 0, step: a1 ?? Stepper.unit)
+                                    },
+                                    .function("make", ["start"]) { (a0: Int?) -> Int in
+                                        Stepper.make(a0 ?? .zero)
+                                    },
+                                    .readOnlyProperty("unit", get: {
+                                            Stepper.unit
+                                        })
+                                ]
+                            )
+
+                            class var luaClass: LuaClass {
+                                luaExported_Stepper.luaClass
+                            }
+
+                            class var luaExportedType: LuaExportedType {
+                                luaExported_Stepper
+                            }
+
+                            lazy var luaObservers = LuaObservers()
                         }
                         """
         }

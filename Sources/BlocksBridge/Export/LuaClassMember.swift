@@ -1,8 +1,11 @@
 /// One member of an exported class's class table: the constructor (`Counter.new(...)` and
-/// `Counter(...)`), static functions, named initializers and static properties.
+/// `Counter(...)`), static functions, named initializers and static properties. A subclass's
+/// class table also has its superclasses' static functions and properties (not their
+/// constructors, which make the superclass).
 public struct LuaClassMember: Sendable {
     @usableFromInline enum Kind: Sendable {
         case constructor(BKFunction)
+        case namedConstructor(BKFunction)
         case function(BKFunction)
         case property(LuaStaticProperty)
     }
@@ -20,6 +23,46 @@ public struct LuaClassMember: Sendable {
     ) -> LuaClassMember {
         LuaClassMember(.constructor(.typed("new", body)),
                        .function("new", parameters, LuaAnnotationTypes.names(repeat (each A).self), result: LuaAnnotationTypes.name(R.self)))
+    }
+
+    /// An initializer with `@LuaName("name")`: `Class.name(args...)`.
+    @inlinable public static func constructor<each A: LuaConvertible, R: LuaConvertible>(
+        _ name: String, _ parameters: [String], _ body: @escaping @Sendable (repeat each A) throws -> R
+    ) -> LuaClassMember {
+        LuaClassMember(.namedConstructor(.typed(name, body)),
+                       .function(name, parameters, LuaAnnotationTypes.names(repeat (each A).self), result: LuaAnnotationTypes.name(R.self)))
+    }
+
+    /// An `async` initializer as the constructor: suspends the calling task (`AsyncFunction`).
+    public static func asyncConstructor<each A: LuaConvertible & Sendable, R: LuaConvertible & Sendable>(
+        _ parameters: [String], _ body: @escaping @Sendable (repeat each A) async throws -> R
+    ) -> LuaClassMember {
+        LuaClassMember(.constructor(BKFunction("new", AsyncFunction.make(body))),
+                       .function("new", parameters, LuaAnnotationTypes.names(repeat (each A).self), result: LuaAnnotationTypes.name(R.self)))
+    }
+
+    /// An `async` initializer with `@LuaName("name")`.
+    public static func asyncConstructor<each A: LuaConvertible & Sendable, R: LuaConvertible & Sendable>(
+        _ name: String, _ parameters: [String], _ body: @escaping @Sendable (repeat each A) async throws -> R
+    ) -> LuaClassMember {
+        LuaClassMember(.namedConstructor(BKFunction(name, AsyncFunction.make(body))),
+                       .function(name, parameters, LuaAnnotationTypes.names(repeat (each A).self), result: LuaAnnotationTypes.name(R.self)))
+    }
+
+    /// An `async` static function: `Class.name(args...)` suspends the calling task (`AsyncFunction`).
+    public static func asyncFunction<each A: LuaConvertible & Sendable, R: LuaConvertible & Sendable>(
+        _ name: String, _ parameters: [String], _ body: @escaping @Sendable (repeat each A) async throws -> R
+    ) -> LuaClassMember {
+        LuaClassMember(.function(BKFunction(name, AsyncFunction.make(body))),
+                       .function(name, parameters, LuaAnnotationTypes.names(repeat (each A).self), result: LuaAnnotationTypes.name(R.self)))
+    }
+
+    /// An `async` static function returning nothing.
+    public static func asyncFunction<each A: LuaConvertible & Sendable>(
+        _ name: String, _ parameters: [String], _ body: @escaping @Sendable (repeat each A) async throws -> Void
+    ) -> LuaClassMember {
+        LuaClassMember(.function(BKFunction(name, AsyncFunction.make(body))),
+                       .function(name, parameters, LuaAnnotationTypes.names(repeat (each A).self), result: nil))
     }
 
     /// `Class.name(args...)`.
@@ -71,5 +114,25 @@ public struct LuaStaticProperty: Sendable {
         self.name = name
         self.get = get
         self.set = set
+    }
+}
+
+extension LuaClassMember {
+    /// The member's name in the class table.
+    var name: String {
+        switch kind {
+        case .constructor: "new"
+        case .namedConstructor(let function), .function(let function): function.name
+        case .property(let property): property.name
+        }
+    }
+
+    /// Whether a subclass's class table has it too: static functions and properties are the
+    /// subclass's as in Swift; constructors make the superclass, so they stay its own.
+    var isInherited: Bool {
+        switch kind {
+        case .constructor, .namedConstructor: false
+        case .function, .property: true
+        }
     }
 }

@@ -13,7 +13,10 @@ public protocol LuaExportable: LuaObservable, LuaConvertible {
 public final class LuaExportedType: Sendable {
     public let name: String
     public let luaClass: LuaClass
+    /// Its own class members (annotations) and what its class table holds: those and the
+    /// superclasses' inherited ones its own do not shadow.
     let classMembers: [LuaClassMember]
+    let classTableMembers: [LuaClassMember]
     let members: [LuaMember]
     let superclass: LuaExportedType?
 
@@ -22,6 +25,9 @@ public final class LuaExportedType: Sendable {
         self.name = name
         self.members = members
         self.classMembers = classMembers
+        let ownNames = Set(classMembers.map(\.name))
+        classTableMembers = classMembers
+            + (superclass?.classTableMembers.filter { $0.isInherited && !ownNames.contains($0.name) } ?? [])
         self.superclass = superclass
         var methods: [BKFunction] = []
         var properties: [LuaProperty] = []

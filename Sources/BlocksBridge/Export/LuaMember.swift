@@ -31,20 +31,28 @@ public struct LuaMember: Sendable {
                   .function(name, parameters, LuaAnnotationTypes.names(repeat (each A).self), result: nil))
     }
 
-    /// A metamethod (`__call` from `callAsFunction`): called with the object first.
-    @inlinable public static func metamethod<T: LuaBridged & SendableMetatype, each A: LuaConvertible, R: LuaConvertible>(
-        _ name: String, _ parameters: [String], _ body: @escaping @Sendable (T, repeat each A) throws -> R
+    /// `obj:name(args...)` for an `async` method: from a task it suspends the task until the work
+    /// finishes, elsewhere it runs the loop until then (`AsyncFunction`). The work captures the
+    /// object, so the class is `Sendable`.
+    public static func asyncMethod<T: LuaBridged & Sendable, each A: LuaConvertible & Sendable, R: LuaConvertible & Sendable>(
+        _ name: String, _ parameters: [String], _ body: @escaping @Sendable (T, repeat each A) async throws -> R
     ) -> LuaMember {
-        LuaMember(.metamethod(.method(name, body)),
+        LuaMember(.method(BKFunction(name, AsyncFunction.method(body))),
                   .function(name, parameters, LuaAnnotationTypes.names(repeat (each A).self), result: LuaAnnotationTypes.name(R.self)))
     }
 
-    /// A metamethod returning nothing.
-    @inlinable public static func metamethod<T: LuaBridged & SendableMetatype, each A: LuaConvertible>(
-        _ name: String, _ parameters: [String], _ body: @escaping @Sendable (T, repeat each A) throws -> Void
+    /// An `async` method returning nothing.
+    public static func asyncMethod<T: LuaBridged & Sendable, each A: LuaConvertible & Sendable>(
+        _ name: String, _ parameters: [String], _ body: @escaping @Sendable (T, repeat each A) async throws -> Void
     ) -> LuaMember {
-        LuaMember(.metamethod(.method(name, body)),
+        LuaMember(.method(BKFunction(name, AsyncFunction.method(body))),
                   .function(name, parameters, LuaAnnotationTypes.names(repeat (each A).self), result: nil))
+    }
+
+    /// A method as a metamethod (`__call` from `callAsFunction`): `.metamethod(.method("__call", ...))`.
+    @inlinable public static func metamethod(_ method: LuaMember) -> LuaMember {
+        guard case .method(let function) = method.kind else { return method }
+        return LuaMember(.metamethod(function), method.annotation)
     }
 
     /// `obj.name` and `obj.name = value`; a value of the wrong type is an error naming the field.

@@ -43,8 +43,9 @@ struct AnnotationWriter {
                 line("---@operator call(\(member.annotation.parameters.map(\.type).joined(separator: ", "))): \(member.annotation.result ?? "nil")")
             }
         }
-        // A superclass registered under no global has no class table in Lua: instances only.
-        let classMembers = global == nil ? [] : type.classMembers
+        // A superclass registered under no global has no class table in Lua, but its statics are
+        // in its subclasses' class tables (LuaLS finds them through the class), not its constructors.
+        let classMembers = global == nil ? type.classMembers.filter(\.isInherited) : type.classMembers
         for member in classMembers where member.annotation.kind == .property {
             line(field(member.annotation))
         }

@@ -52,12 +52,12 @@ extension LuaExportedType {
     func pushClassTable(on stack: LuaStack) {
         guard stack.ensureSpace(4) else { stack.pushNil(); return }
         var properties: [String: LuaStaticProperty] = [:]
-        stack.pushNewTable(recordCount: Int32(clamping: classMembers.count))
+        stack.pushNewTable(recordCount: Int32(clamping: classTableMembers.count))
         let table = stack.top
         stack.pushNewTable(recordCount: 4)
         let meta = stack.top
         let className = name
-        for member in classMembers {
+        for member in classTableMembers {
             switch member.kind {
             case .constructor(let function):
                 stack.push(function: "new", function.body)
@@ -68,7 +68,7 @@ extension LuaExportedType {
                     return try body(stack)
                 }
                 stack.rawSet(meta, field: "__call")
-            case .function(let function):
+            case .function(let function), .namedConstructor(let function):
                 stack.push(function: function.name, function.body)
                 stack.rawSet(table, field: function.name)
             case .property(let property):

@@ -74,6 +74,7 @@ final class SwiftAsyncCall: LuaBridged, @unchecked Sendable {
     private static func message(_ error: any Error) -> String {
         if let luaError = error as? LuaError { return luaError.description }
         if error is CancellationError { return "cancelled" }
+        if case LuaRaise.message(let message)? = error as? LuaRaise { return message }
         return String(describing: error)
     }
 
