@@ -45,7 +45,7 @@ final class PrivateThing: LuaBridged, LuaConvertible {
     @Test func runOnWorkerFromManyThreadsAtOnce() throws {
         // A state is used by many threads through its entry points, which take its lock.
         nonisolated(unsafe) let lua = try LuaState()
-        nonisolated(unsafe) let f = try lua.run("return function(n) local s = 0 for i = 1, n do s = s + i end return s end", as: LuaRef.self)
+        let f = try lua.run("return function(n) local s = 0 for i = 1, n do s = s + i end return s end", as: LuaRef.self)
         let results = Mutex<[Int]>([])
         DispatchQueue.concurrentPerform(iterations: 8) { i in
             if let value = try? lua.runOnWorker(f, 1000 * (i + 1), as: Int.self) {
