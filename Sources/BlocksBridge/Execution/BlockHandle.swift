@@ -36,6 +36,9 @@ public final class BlockHandle: ScheduledWork, LuaBridged, @unchecked Sendable {
         self.body = body
     }
 
+    /// How the tasks engine knows a handle it holds no userdata of (a light userdata).
+    var identity: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
     private func read<T>(_ value: () -> T) -> T {
         loop.mutex.withLock(value)
     }

@@ -40,6 +40,13 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     private let waitQueue = DispatchQueue(label: "bk.loop.wait")
     /// Threads running a block of another queue right now: `run` refuses to start on them.
     private var workerThreads: [UInt] = []
+    /// Main-queue blocks that suspended as tasks, until the engine reports their end (loop thread,
+    /// holding the state). The engine knows them by their identity, a light userdata: pushing the
+    /// handle itself would make a userdata (and a finalizer) for every block the loop runs.
+    private var suspendedBlocks: [UnsafeMutableRawPointer: BlockHandle] = [:]
+    /// The tasks engine's own delayed calls (a sleep, a timeout), by identity until they ran or
+    /// were cancelled (holding the state): Lua holds only the light userdata (`scheduleForEngine`).
+    private var engineBlocks: [UnsafeMutableRawPointer: BlockHandle] = [:]
     /// Set when the state closes: nothing is scheduled any more.
     private var closed = false
 
@@ -328,6 +335,11 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         case .nothing:
             break
         case .run(let handle, let body):
+            if !engineBlocks.isEmpty, engineBlocks.removeValue(forKey: handle.identity) != nil {
+                invoke(body, on: stack)
+                mutex.withLock { handle.status = .finished }
+                break
+            }
             // A block that suspended (bk.sleep) runs on as a task: finished when it ends.
             if invoke(body, on: stack, asTaskOf: handle) { break }
             let waiters = mutex.withLock {
@@ -404,7 +416,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
             let base = stack.top
             var arguments: Int32 = 0
             if let handle, TaskEngine.pushBlockRunner(on: stack) {
-                stack.push(object: handle)
+                stack.push(lightUserdata: handle.identity)
                 arguments = 1
             }
             let asTask = arguments == 1
@@ -419,12 +431,33 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
             let ok = stack.callReportingErrors(arguments: arguments, results: asTask ? 1 : 0)
             let suspended = asTask && ok && stack.toBool(-1)
             stack.top = base
+            if suspended, let handle { suspendedBlocks[handle.identity] = handle }
             return suspended
         }
     }
 
-    /// The engine reports that a block which suspended has ended (`asTaskOf`).
-    func finishSuspendedBlock(_ handle: BlockHandle) {
+    /// Calls the function at `function` with the value at `argument` on the main queue after
+    /// `seconds`, for the tasks engine: returns the identity `cancelForEngine` takes. No userdata
+    /// is made (tens of thousands of tasks may sleep at once), and the call never runs as a task.
+    func scheduleForEngine(functionAt function: Int32, argument: Int32, after seconds: Double,
+                           in stack: LuaStack) -> UnsafeMutableRawPointer {
+        let handle = perform(after: seconds, on: .main, functionAt: function, object: argument, in: stack)
+        engineBlocks[handle.identity] = handle
+        return handle.identity
+    }
+
+    /// Cancels a call of `scheduleForEngine` that has not run yet; else does nothing.
+    func cancelForEngine(_ identity: UnsafeMutableRawPointer, on stack: LuaStack) {
+        if let handle = engineBlocks.removeValue(forKey: identity) { cancel(handle, on: stack) }
+    }
+
+    /// The engine reports that a block which suspended has ended (`asTaskOf`): `identity` is the
+    /// light userdata it was given.
+    func finishSuspendedBlock(identity: UnsafeMutableRawPointer) {
+        if let handle = suspendedBlocks.removeValue(forKey: identity) { finishSuspendedBlock(handle) }
+    }
+
+    private func finishSuspendedBlock(_ handle: BlockHandle) {
         let waiters: [LuaWaiter] = mutex.withLock {
             guard handle.status == .running else { return [] }
             handle.status = .finished

@@ -24,6 +24,8 @@ local runUntil, watchHandle, watchTimer = native.runUntil, native.watchHandle, n
 local report, recordTraceback, rawmetatable = native.report, native.recordTraceback, native.getmetatable
 local traceback = native.traceback
 local isHandle, isTimer, finishHandle = native.isHandle, native.isTimer, native.finishHandle
+-- The engine's own delayed calls (no handle object; see TaskPrimitives.swift).
+local schedule, unschedule = native.schedule, native.unschedule
 
 -- MARK: values and errors
 
@@ -147,7 +149,7 @@ function settle(task, resumed, signal, ...)
   if resumed and signal == SUSPEND then return end
   if resumed and signal ~= DONE_SIGNAL then
     -- A plain coroutine.yield in a task: it gives the loop a turn and resumes with no values.
-    performBlock(task, wake, 0)
+    schedule(wake, task, 0)
     return
   end
   local ok, results
@@ -183,7 +185,7 @@ function settle(task, resumed, signal, ...)
     else
       -- The traceback now: the one recorded where it was raised is gone by the next turn.
       rawset(task, TRACED, traceback(results[1]))
-      performBlock(task, reportIfUnobserved, 0)
+      schedule(reportIfUnobserved, task, 0)
     end
   end
   if waiters ~= nil then
@@ -202,9 +204,10 @@ local function async(f, ...)
   return task
 end
 
--- A delayed block (its handle) or timer block (false) run by the loop as a task of its own, so
--- that it may suspend. Returns true when it suspended (it ends later); raises its error when it
--- failed at once (the loop reports it with the traceback recorded where it was raised).
+-- A delayed block (its handle's identity, a light userdata) or timer block (false) run by the loop
+-- as a task of its own, so that it may suspend. Returns true when it suspended (it ends later);
+-- raises its error when it failed at once (the loop reports it with the traceback recorded where
+-- it was raised).
 function runBlock(handle, f, ...)
   -- The engine's own callbacks (a sleep ending, a wake-up) never suspend: called directly.
   if internal[f] then
@@ -229,7 +232,7 @@ local function cancel(task)
   local sleeping = rawget(task, SLEEP)
   if sleeping ~= nil then
     rawset(task, SLEEP, nil)
-    cancelBlock(sleeping)
+    unschedule(sleeping)
   end
   notifyTask(task)
 end
@@ -378,7 +381,7 @@ local function wait(check, attach, detach, timeout, level, interrupt, quiet)
     local timer, timerCell
     if timeout ~= nil then
       timerCell = { task }
-      timer = performBlock(timerCell, timeoutFired, timeout)
+      timer = schedule(timeoutFired, timerCell, timeout)
     end
     while true do
       yield(SUSPEND)
@@ -388,7 +391,7 @@ local function wait(check, attach, detach, timeout, level, interrupt, quiet)
       elseif timerCell ~= nil and rawget(timerCell, 2) then outcome = "timed out" end
       if outcome ~= nil then
         detach(task)
-        if timer ~= nil then cancelBlock(timer) end
+        if timer ~= nil then unschedule(timer) end
         if outcome == "cancelled" then error(cancelled) end
         if outcome == "timed out" then
           if quiet then return false end
@@ -500,7 +503,7 @@ local function sleep(seconds)
   if task ~= nil and rawget(task, CANCELLED) then error(cancelled) end
   if task ~= nil and isyieldable() then
     rawset(task, WOKE, nil)
-    rawset(task, SLEEP, performBlock(task, sleepDone, seconds))
+    rawset(task, SLEEP, schedule(sleepDone, task, seconds))
     repeat
       yield(SUSPEND)
       if rawget(task, CANCELLED) then error(cancelled) end
@@ -509,11 +512,11 @@ local function sleep(seconds)
     return
   end
   local cell = {}
-  local handle = performBlock(cell, sleepCellDone, seconds)
+  local token = schedule(sleepCellDone, cell, seconds)
   local ok, err = pcall(wait, function() return rawget(cell, 1) == true end,
     function(waiter) rawset(cell, 2, waiter) end, function() rawset(cell, 2, nil) end, nil, 3)
   if not ok then
-    cancelBlock(handle)
+    unschedule(token)
     error(err, 0)
   end
 end

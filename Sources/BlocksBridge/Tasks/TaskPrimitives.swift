@@ -6,7 +6,7 @@ import CLuaShim
 enum TaskPrimitives {
     /// Pushes the table of primitives.
     static func push(on stack: LuaStack) {
-        stack.pushNewTable(recordCount: 8)
+        stack.pushNewTable(recordCount: 20)
         let table = stack.top
         func add(_ name: String, _ body: @escaping LuaFunction) {
             stack.push(function: name, body)
@@ -54,9 +54,26 @@ enum TaskPrimitives {
             stack.push(state.valid)
             return 2
         }
-        // finishHandle(handle): a delayed block that suspended has ended.
+        // finishHandle(identity): a delayed block that suspended has ended (the light userdata the
+        // loop passed to runBlock).
         add("finishHandle") { stack in
-            if let handle = stack.toObject(BlockHandle.self, at: 1) { handle.loop.finishSuspendedBlock(handle) }
+            if stack.type(at: 1) == .lightUserdata, let identity = lua_touserdata(stack.L, 1) {
+                stack.eventLoop.finishSuspendedBlock(identity: identity)
+            }
+            return 0
+        }
+        // schedule(f, arg, seconds) -> token: f(arg) on the main queue after `seconds` (a sleep's
+        // end, a timeout); unschedule(token) cancels it until it ran. Lua holds a light userdata.
+        add("schedule") { stack in
+            let token = stack.eventLoop.scheduleForEngine(functionAt: 1, argument: 2, after: stack.toNumber(3) ?? 0,
+                                                          in: stack)
+            stack.push(lightUserdata: token)
+            return 1
+        }
+        add("unschedule") { stack in
+            if stack.type(at: 1) == .lightUserdata, let token = lua_touserdata(stack.L, 1) {
+                stack.eventLoop.cancelForEngine(token, on: stack)
+            }
             return 0
         }
         add("pollSwiftCall") { stack in pollSwiftCall(stack) }
