@@ -6,8 +6,9 @@ import CLuaShim
 /// The first elements run in the caller, timed (element 1, then up to 32 unless the first was
 /// heavy): when the block is cheap (copying an element in and its result out would cost about as
 /// much as the call) or the remaining work is small, the rest runs in the caller too, by the
-/// collections' C walk, so small or trivial inputs cost what `map` costs. Otherwise the remaining elements are split into one contiguous slice per pool
-/// state, each walked there by the same C walk, and the results are copied back in order.
+/// collections' C walk, so small or trivial inputs cost what `map` costs. Otherwise the remaining
+/// elements are cut into chunks handed to the pool states as they finish (`runOnPool`), each walked
+/// there by the same C walk, and the results are copied back to their places.
 /// The block runs in the caller throughout when it would lose state in a copy (it captures a
 /// table of its own, or anything not transferable) and for sets and index sets.
 enum ParallelCollections {
