@@ -27,6 +27,10 @@ local checks = {
   { "worker", 3000, { "worker" }, 3000 },
   { "workerRoundTrip", 100000, { "worker", "channel" }, 100000 },
   { "channelMessage", 1000000, { "channel" } },
+  { "taskChannelWait", 200000, { "channel", "async" } },
+  { "taskChannelTimeout", 100000, { "channel", "async" } },
+  { "taskSleep", 200000, { "async", "sleep" } },
+  { "poolChunks", 5000, { "parallelMap" }, 5000 },
 }
 
 for _, check in ipairs(checks) do

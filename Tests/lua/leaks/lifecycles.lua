@@ -80,6 +80,24 @@ local lifecycles = {
     REQUESTS:send({ 1, "two" })
     REPLIES:receive()
   end,
+  -- A task suspended on an empty channel, woken by a send (an armed wait, notified once).
+  taskChannelWait = function()
+    local task = bk.async(RECEIVE_IN_TASK)
+    TASK_CHANNEL:send(1)
+    bk.await(task)
+  end,
+  -- A task whose channel wait times out (the armed wait dropped unnotified).
+  taskChannelTimeout = function()
+    bk.await(bk.async(RECEIVE_TIMING_OUT))
+  end,
+  -- A task sleeping on the loop (the engine's own delayed call, no handle object).
+  taskSleep = function()
+    bk.await(bk.async(SLEEP_BRIEFLY))
+  end,
+  -- A parallelMap heavy enough for the pool: chunks handed out, results copied back.
+  poolChunks = function()
+    bk.parallelMap(POOL_INPUT, POOL_BLOCK)
+  end,
   -- The control: a lifecycle that does leak (keeps every cancelled handle), so the measurement
   -- is shown to see one.
   leakyControl = function()
@@ -100,6 +118,14 @@ if kind == "workerRoundTrip" then
     end
   end, REQUESTS, REPLIES)
 end
+
+TASK_CHANNEL = bk.channel()
+RECEIVE_IN_TASK = function() return TASK_CHANNEL:receive() end
+RECEIVE_TIMING_OUT = function() return TASK_CHANNEL:receive(0.000001) end
+SLEEP_BRIEFLY = function() bk.sleep(0) end
+POOL_INPUT = { 1, 2, 3, 4, 5, 6, 7, 8 }
+-- About 50 microseconds of pure Lua per element: the 8 go to the pool.
+POOL_BLOCK = function(x) local s = 0 for i = 1, 5000 do s = s + i % 3 end return s + x end
 
 PROTOCOL = bk.protocol("LeakCheckDelegate", { tableViewDidSelectRowAtIndexPath = {} })
 
