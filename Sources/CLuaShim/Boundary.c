@@ -386,6 +386,26 @@ int bk_recordtraceback(lua_State *L) {
     return 1;
 }
 
+int bk_recordcoroutinetraceback(lua_State *L) {
+    lua_State *co = lua_tothread(L, 1);
+    if (co == NULL || lua_gettop(L) < 2) return 0;
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, 2))
+        return 0;  // already recorded deeper down (a helper's handler inside the task)
+    lua_pop(L, 1);
+    // Level 0 of a coroutine that is not running is the function that raised.
+    if (lua_type(L, 2) == LUA_TSTRING) {
+        bk_luatraceback(L, co, lua_tostring(L, 2), 0);
+    } else {
+        lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 2));
+        bk_luatraceback(L, co, lua_tostring(L, -1), 0);
+        lua_remove(L, -2);
+    }
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key);
+    lua_pushvalue(L, 2);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_error_key);
+    return 0;
+}
+
 int bk_traceback(lua_State *L) {
     const char *msg = lua_tostring(L, 1);
     if (msg == NULL) {

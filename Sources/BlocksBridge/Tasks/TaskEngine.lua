@@ -12,7 +12,7 @@
 local G, bk, native = ...
 
 local coroutine, table = G.coroutine, G.table
-local create, resume, yield = coroutine.create, coroutine.resume, coroutine.yield
+local create, resume, yield, close = coroutine.create, coroutine.resume, coroutine.yield, coroutine.close
 local running, costatus, isyieldable = coroutine.running, coroutine.status, coroutine.isyieldable
 local xpcall, pcall, error, select, type, tostring = G.xpcall, G.pcall, G.error, G.select, G.type, G.tostring
 local rawget, rawset, rawequal, setmetatable, next = G.rawget, G.rawset, G.rawequal, G.setmetatable, G.next
@@ -21,7 +21,7 @@ local huge = G.math.huge
 
 local performBlock, cancelBlock, now = bk.performBlock, bk.cancelBlock, bk.now
 local runUntil, watchHandle, watchTimer = native.runUntil, native.watchHandle, native.watchTimer
-local report, recordTraceback, rawmetatable = native.report, native.recordTraceback, native.getmetatable
+local report, recordCoroutineTraceback, rawmetatable = native.report, native.recordCoroutineTraceback, native.getmetatable
 local traceback = native.traceback
 local isHandle, isTimer, finishHandle = native.isHandle, native.isTimer, native.finishHandle
 -- The engine's own delayed calls (no handle object; see TaskPrimitives.swift).
@@ -59,9 +59,11 @@ local CO, STATE, RESULTS, WAITERS, CANCELLED, OBSERVED, QUEUED, NESTED, WOKE, SL
 -- STATE values. A task is "running" from bk.async until its function returns or raises.
 local RUNNING, DONE, FAILED = 1, 2, 3
 
--- What a task's coroutine yields to the scheduler: SUSPEND (waiting, woken by what it waits on)
--- and DONE_SIGNAL (its function ended, results follow). Anything else is a plain coroutine.yield.
-local SUSPEND, DONE_SIGNAL = {}, {}
+-- What a task's coroutine yields to the scheduler when it waits (woken by what it waits on).
+-- Anything else is a plain coroutine.yield. A task's coroutine runs its function itself (no
+-- wrapper, no xpcall): a suspended task holds no frames but its own, and an error leaves the dead
+-- coroutine's stack for its traceback.
+local SUSPEND = {}
 
 local Task = { __name = "bk.Task" }
 local methods = {}
@@ -144,20 +146,26 @@ local function reportIfUnobserved(task)
   end
 end
 
--- Records how a task ended and wakes its waiters. `resumed, signal, ok, ...` are resume's results.
-function settle(task, resumed, signal, ...)
-  if resumed and signal == SUSPEND then return end
-  if resumed and signal ~= DONE_SIGNAL then
+-- Records how a task ended and wakes its waiters. `resumed, ...` are resume's results.
+function settle(task, resumed, ...)
+  local co = rawget(task, CO)
+  if resumed and costatus(co) == "suspended" then
+    if ... == SUSPEND then return end
     -- A plain coroutine.yield in a task: it gives the loop a turn and resumes with no values.
     schedule(wake, task, 0)
     return
   end
-  local ok, results
+  local ok, results = resumed, nil
   if resumed then
-    ok = ...
-    if ok then results = { n = select("#", ...) - 1, select(2, ...) } else results = { (select(2, ...)) } end
+    results = { n = select("#", ...), ... }
   else
-    ok, results = false, { signal }  -- the coroutine itself failed (C stack overflow, memory)
+    -- Raised out of the task's function: the traceback from where it was raised (the dead
+    -- coroutine's stack), then its pending <close> variables run, as an xpcall would have.
+    local err = ...
+    recordCoroutineTraceback(co, err)
+    local _, closeErr = close(co)
+    if closeErr ~= nil then err = closeErr end
+    results = { err }
   end
   sequence = sequence + 1
   rawset(task, SEQ, sequence)
@@ -193,14 +201,18 @@ function settle(task, resumed, signal, ...)
   end
 end
 
-local function body(f, ...)
-  return DONE_SIGNAL, xpcall(f, recordTraceback, ...)
+-- A new task table. The nil fields only size it (a constructor sizes the table for every field it
+-- names): the keys a task gets as it sleeps and ends then never make it grow, and each growth is a
+-- rehash.
+local function newTask(f, block)
+  return setmetatable({ [CO] = create(f), [STATE] = RUNNING, [BLOCK] = block,
+    [SLEEP] = nil, [WOKE] = nil, [SEQ] = nil, [RESULTS] = nil }, Task)
 end
 
 local function async(f, ...)
   if type(f) ~= "function" then argError(1, "async", "function expected, got " .. typeName(f)) end
-  local task = setmetatable({ [CO] = create(body), [STATE] = RUNNING }, Task)
-  step(task, f, ...)
+  local task = newTask(f)
+  step(task, ...)
   return task
 end
 
@@ -214,10 +226,10 @@ function runBlock(handle, f, ...)
     f(...)
     return false
   end
-  local task = setmetatable({ [CO] = create(body), [STATE] = RUNNING, [BLOCK] = handle or false }, Task)
+  local task = newTask(f, handle or false)
   local previous = starting
   starting = task
-  step(task, f, ...)
+  step(task, ...)
   starting = previous
   local state = rawget(task, STATE)
   if state == RUNNING then return true end

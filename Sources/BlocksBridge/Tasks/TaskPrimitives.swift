@@ -102,8 +102,8 @@ enum TaskPrimitives {
         }
         stack.rawGet(LuaStack.registryIndex, field: TaskEngine.cancelledKey)
         stack.rawSet(table, field: "cancelled")
-        bk_pushcfunction(stack.L, bk_recordtraceback)
-        stack.rawSet(table, field: "recordTraceback")
+        bk_pushcfunction(stack.L, bk_recordcoroutinetraceback)
+        stack.rawSet(table, field: "recordCoroutineTraceback")
         // traceback(err): err with the traceback recorded where it was raised (strings only).
         bk_pushcfunction(stack.L, bk_traceback)
         stack.rawSet(table, field: "traceback")

@@ -153,6 +153,9 @@ int bk_recordtraceback(lua_State *L);
 /// traceback keeps it, so an error crossing several Swift helpers is not traced twice). Non-string
 /// error values pass through unchanged (their __tostring, if any, is used by whoever reports them).
 int bk_traceback(lua_State *L);
+/// bk_recordtraceback for an error that ended a coroutine: (co, err) records the traceback of the
+/// dead coroutine `co`, whose stack is intact until it is closed (tasks run without an xpcall).
+int bk_recordcoroutinetraceback(lua_State *L);
 
 /// Pushes a string describing the value at `idx` the way lua.c reports errors (__tostring honoured,
 /// else "(error object is a X value)"). Protected: a raising __tostring cannot escape.
