@@ -52,9 +52,12 @@ end
 
 -- MARK: tasks
 
--- Private keys of a task table.
-local CO, STATE, RESULTS, WAITERS, CANCELLED, OBSERVED, QUEUED, NESTED, WOKE, SLEEP, SEQ, TRACED, BLOCK =
-  {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}
+-- A task is two tables: the object scripts hold (metatable Task, a single private key RECORD),
+-- and its record, a plain table only this file reaches, where the engine keeps the task's state
+-- with plain field access (no rawget/rawset calls, no metamethods): co, state, results, waiters,
+-- cancelled, observed, queued, nested, woke, sleep, seq, traced, block, and object (the object).
+-- Inside this file "task" is a record; the object is what bk.async returns.
+local RECORD = {}
 
 -- STATE values. A task is "running" from bk.async until its function returns or raises.
 local RUNNING, DONE, FAILED = 1, 2, 3
@@ -68,9 +71,15 @@ local SUSPEND = {}
 local Task = { __name = "bk.Task" }
 local methods = {}
 
--- A task: only tasks hold the private STATE key (no metatable read: await's hot path).
+-- The record of a task object; nil for anything else (only task objects hold the private key;
+-- no metatable read: await's hot path).
+local function recordOf(v)
+  if type(v) == "table" then return rawget(v, RECORD) end
+  return nil
+end
+
 local function isTask(v)
-  return type(v) == "table" and rawget(v, STATE) ~= nil
+  return recordOf(v) ~= nil
 end
 
 local current = nil        -- the task whose coroutine runs now (nil: none)
@@ -80,7 +89,7 @@ local sequence = 0         -- orders task endings, for awaitAll / awaitAny "firs
 -- inside a task, a delayed block, the main chunk: none).
 local function runningTask()
   local t = current
-  if t ~= nil and rawget(t, CO) == running() then return t end
+  if t ~= nil and t.co == running() then return t end
   return nil
 end
 
@@ -100,7 +109,7 @@ end
 local function step(task, ...)
   local previous = current
   current = task
-  return settle(task, restore(previous, resume(rawget(task, CO), ...)))
+  return settle(task, restore(previous, resume(task.co, ...)))
 end
 
 local function drain()
@@ -108,16 +117,16 @@ local function drain()
     local task = ready[head]
     ready[head] = nil
     head = head + 1
-    rawset(task, QUEUED, nil)
-    local co = rawget(task, CO)
+    task.queued = nil
+    local co = task.co
     if co ~= nil and costatus(co) == "suspended" then step(task) end
   end
 end
 
 -- Wakes a task waiting on something (it checks again what it waits for).
 local function wake(task)
-  if rawget(task, CO) == nil or rawget(task, QUEUED) then return end
-  rawset(task, QUEUED, true)
+  if task.co == nil or task.queued then return end
+  task.queued = true
   tail = tail + 1
   ready[tail] = task
   if draining then return end
@@ -129,26 +138,26 @@ end
 
 -- A waiter is a task (woken) or a cell of a loop run outside any task (marked).
 local function notify(waiter)
-  if rawget(waiter, STATE) ~= nil then wake(waiter) else rawset(waiter, 1, true) end
+  if waiter.state ~= nil then wake(waiter) else rawset(waiter, 1, true) end
 end
 
 -- A cancelled task's nested loop (see wait) must end too.
 local function notifyTask(task)
-  local cell = rawget(task, NESTED)
+  local cell = task.nested
   if cell ~= nil then rawset(cell, 1, true) end
   wake(task)
 end
 
 local function reportIfUnobserved(task)
-  if not rawget(task, OBSERVED) then
-    rawset(task, OBSERVED, true)
-    report(rawget(task, TRACED))
+  if not task.observed then
+    task.observed = true
+    report(task.traced)
   end
 end
 
 -- Records how a task ended and wakes its waiters. `resumed, ...` are resume's results.
 function settle(task, resumed, ...)
-  local co = rawget(task, CO)
+  local co = task.co
   if resumed and costatus(co) == "suspended" then
     if ... == SUSPEND then return end
     -- A plain coroutine.yield in a task: it gives the loop a turn and resumes with no values.
@@ -168,31 +177,31 @@ function settle(task, resumed, ...)
     results = { err }
   end
   sequence = sequence + 1
-  rawset(task, SEQ, sequence)
-  rawset(task, CO, nil)
-  rawset(task, NESTED, nil)
-  rawset(task, SLEEP, nil)
-  rawset(task, RESULTS, results)
-  rawset(task, STATE, ok and DONE or FAILED)
-  local waiters = rawget(task, WAITERS)
-  rawset(task, WAITERS, nil)
-  local block = rawget(task, BLOCK)
+  task.seq = sequence
+  task.co = nil
+  task.nested = nil
+  task.sleep = nil
+  task.results = results
+  task.state = ok and DONE or FAILED
+  local waiters = task.waiters
+  task.waiters = nil
+  local block = task.block
   if block ~= nil then
     -- A delayed or timer block that ran as a task. Ended at once: runBlock raises its error for
     -- the loop to report. Ended after suspending: reported now; its handle is finished.
     if task ~= starting then
       if block ~= false then finishHandle(block) end
       if not ok and not rawequal(results[1], cancelled) and (waiters == nil or next(waiters) == nil) then
-        rawset(task, OBSERVED, true)
+        task.observed = true
         report(traceback(results[1]))
       end
     end
   elseif not ok and not rawequal(results[1], cancelled) then
     -- Reported on the next turn of the loop unless someone awaits it by then.
-    if waiters ~= nil and next(waiters) ~= nil then rawset(task, OBSERVED, true)
+    if waiters ~= nil and next(waiters) ~= nil then task.observed = true
     else
       -- The traceback now: the one recorded where it was raised is gone by the next turn.
-      rawset(task, TRACED, traceback(results[1]))
+      task.traced = traceback(results[1])
       schedule(reportIfUnobserved, task, 0)
     end
   end
@@ -205,15 +214,17 @@ end
 -- names): the keys a task gets as it sleeps and ends then never make it grow, and each growth is a
 -- rehash.
 local function newTask(f, block)
-  return setmetatable({ [CO] = create(f), [STATE] = RUNNING, [BLOCK] = block,
-    [SLEEP] = nil, [WOKE] = nil, [SEQ] = nil, [RESULTS] = nil }, Task)
+  local task = { co = create(f), state = RUNNING, block = block, object = false,
+    sleep = nil, woke = nil, seq = nil, results = nil }
+  task.object = setmetatable({ [RECORD] = task }, Task)
+  return task
 end
 
 local function async(f, ...)
   if type(f) ~= "function" then argError(1, "async", "function expected, got " .. typeName(f)) end
   local task = newTask(f)
   step(task, ...)
-  return task
+  return task.object
 end
 
 -- A delayed block (its handle's identity, a light userdata) or timer block (false) run by the loop
@@ -231,19 +242,19 @@ function runBlock(handle, f, ...)
   starting = task
   step(task, ...)
   starting = previous
-  local state = rawget(task, STATE)
+  local state = task.state
   if state == RUNNING then return true end
-  rawset(task, OBSERVED, true)
-  if state == FAILED then error(rawget(task, RESULTS)[1], 0) end
+  task.observed = true
+  if state == FAILED then error(task.results[1], 0) end
   return false
 end
 
 local function cancel(task)
-  if rawget(task, CO) == nil or rawget(task, CANCELLED) then return end
-  rawset(task, CANCELLED, true)
-  local sleeping = rawget(task, SLEEP)
+  if task.co == nil or task.cancelled then return end
+  task.cancelled = true
+  local sleeping = task.sleep
   if sleeping ~= nil then
-    rawset(task, SLEEP, nil)
+    task.sleep = nil
     unschedule(sleeping)
   end
   notifyTask(task)
@@ -265,32 +276,34 @@ local CANCELLED_OUTCOME = { false, cancelled }
 local taskKind = {
   test = isTask,
   begin = function() return nil end,
-  poll = function(t)
-    local state = rawget(t, STATE)
+  poll = function(object)
+    local t = rawget(object, RECORD)
+    local state = t.state
     if state == RUNNING then return nil end
-    rawset(t, OBSERVED, true)
-    if rawget(t, CANCELLED) then return CANCELLED_OUTCOME end
-    local results = rawget(t, RESULTS)
+    t.observed = true
+    if t.cancelled then return CANCELLED_OUTCOME end
+    local results = t.results
     if state == DONE then return { true, n = results.n, unpack(results, 1, results.n) } end
     return { false, results[1] }
   end,
-  attach = function(t, waiter)
-    local waiters = rawget(t, WAITERS)
+  attach = function(object, waiter)
+    local t = rawget(object, RECORD)
+    local waiters = t.waiters
     if waiters == nil then
       waiters = {}
-      rawset(t, WAITERS, waiters)
+      t.waiters = waiters
     end
     for i = 1, #waiters do if waiters[i] == waiter then return end end
     waiters[#waiters + 1] = waiter
   end,
-  detach = function(t, waiter)
-    local waiters = rawget(t, WAITERS)
+  detach = function(object, waiter)
+    local waiters = rawget(object, RECORD).waiters
     if waiters == nil then return end
     for i = #waiters, 1, -1 do
       if waiters[i] == waiter then table.remove(waiters, i) end
     end
   end,
-  sequence = function(t) return rawget(t, SEQ) end,
+  sequence = function(object) return rawget(object, RECORD).seq end,
 }
 
 local handleKind = {
@@ -362,7 +375,7 @@ local function runNested(cell, task, check, deadline)
     if left ~= nil and left < 0 then left = 0 end
     local ok, how = pcall(runUntil, cell, left)
     if not ok then return how end
-    if task ~= nil and rawget(task, CANCELLED) then return "cancelled" end
+    if task ~= nil and task.cancelled then return "cancelled" end
     if check() then return "done" end
     if how ~= "done" then return how end
     rawset(cell, 1, nil)
@@ -381,7 +394,7 @@ end
 -- `quiet`: returns false on timeout instead (true when done).
 local function wait(check, attach, detach, timeout, level, interrupt, quiet)
   local task = runningTask()
-  if task ~= nil and rawget(task, CANCELLED) then error(cancelled) end
+  if task ~= nil and task.cancelled then error(cancelled) end
   if check() then return true end
   if task ~= nil and isyieldable() then
     attach(task)
@@ -398,7 +411,7 @@ local function wait(check, attach, detach, timeout, level, interrupt, quiet)
     while true do
       yield(SUSPEND)
       local outcome
-      if rawget(task, CANCELLED) then outcome = "cancelled"
+      if task.cancelled then outcome = "cancelled"
       elseif check() then outcome = "done"
       elseif timerCell ~= nil and rawget(timerCell, 2) then outcome = "timed out" end
       if outcome ~= nil then
@@ -421,7 +434,7 @@ local function wait(check, attach, detach, timeout, level, interrupt, quiet)
     detach(cell)
     return true
   end
-  if task ~= nil then rawset(task, NESTED, cell) end
+  if task ~= nil then task.nested = cell end
   local saved = draining
   draining = false
   -- Protected: Ctrl-C at bklua's prompt raises "interrupted!" from a hook just after runUntil
@@ -429,7 +442,7 @@ local function wait(check, attach, detach, timeout, level, interrupt, quiet)
   local ran, outcome = pcall(runNested, cell, task, check, timeout and now() + timeout)
   draining = saved
   detach(cell)
-  if task ~= nil then rawset(task, NESTED, nil) end
+  if task ~= nil then task.nested = nil end
   if not ran then
     if rawget(cell, "outcome") == "interrupted" and interrupt ~= nil then interrupt() end
     error(outcome, 0)
@@ -456,7 +469,7 @@ end
 -- Cancels what an interrupted wait was waiting for: a task, a handle, a Swift call, or another
 -- family's awaitable whose kind has `cancel`; anything else is left as it is.
 function cancelWork(x)
-  if isTask(x) then cancel(x) elseif isHandle(x) then cancelBlock(x) elseif swiftCallKind.test(x) then x:cancel()
+  if isTask(x) then cancel(recordOf(x)) elseif isHandle(x) then cancelBlock(x) elseif swiftCallKind.test(x) then x:cancel()
   else
     local kind = kindOf(x)
     if kind ~= nil and kind.cancel ~= nil then kind.cancel(x) end
@@ -478,12 +491,13 @@ local function await(x, timeout)
   local kind = kindOf(x)
   if kind == nil then argError(1, "await", "task expected, got " .. typeName(x)) end
   if timeout ~= nil then checkDuration(timeout, 2, "await") end
-  if kind == taskKind and rawget(x, STATE) == DONE and not rawget(x, CANCELLED) then
+  local done = kind == taskKind and rawget(x, RECORD)
+  if done and done.state == DONE and not done.cancelled then
     -- Already finished: no waiting, no closures (as cheap as a call).
     local task = runningTask()
-    if task ~= nil and rawget(task, CANCELLED) then error(cancelled) end
-    rawset(x, OBSERVED, true)
-    local r = rawget(x, RESULTS)
+    if task ~= nil and task.cancelled then error(cancelled) end
+    done.observed = true
+    local r = done.results
     return unpack(r, 1, r.n)
   end
   local token = kind.begin(x)
@@ -497,8 +511,8 @@ local function await(x, timeout)
 end
 
 local function sleepDone(task)
-  rawset(task, WOKE, true)
-  rawset(task, SLEEP, nil)
+  task.woke = true
+  task.sleep = nil
   wake(task)
 end
 
@@ -512,15 +526,15 @@ end
 local function sleep(seconds)
   checkDuration(seconds, 1, "sleep")
   local task = runningTask()
-  if task ~= nil and rawget(task, CANCELLED) then error(cancelled) end
+  if task ~= nil and task.cancelled then error(cancelled) end
   if task ~= nil and isyieldable() then
-    rawset(task, WOKE, nil)
-    rawset(task, SLEEP, schedule(sleepDone, task, seconds))
+    task.woke = nil
+    task.sleep = schedule(sleepDone, task, seconds)
     repeat
       yield(SUSPEND)
-      if rawget(task, CANCELLED) then error(cancelled) end
-    until rawget(task, WOKE)
-    rawset(task, WOKE, nil)
+      if task.cancelled then error(cancelled) end
+    until task.woke
+    task.woke = nil
     return
   end
   local cell = {}
@@ -628,7 +642,7 @@ end
 
 function methods.cancel(t)
   checkTask(t, "cancel")
-  cancel(t)
+  cancel(rawget(t, RECORD))
 end
 
 function methods.result(t, timeout)
@@ -639,9 +653,11 @@ end
 
 methods.bk_cancel, methods.bk_result = methods.cancel, methods.result
 
-function Task.__index(t, k)
-  if k == "isFinished" then return rawget(t, STATE) ~= RUNNING and rawget(t, STATE) ~= nil end
-  if k == "isCancelled" then return rawget(t, CANCELLED) == true end
+function Task.__index(object, k)
+  local t = recordOf(object)
+  if t == nil then return nil end
+  if k == "isFinished" then return t.state ~= RUNNING end
+  if k == "isCancelled" then return t.cancelled == true end
   return methods[k]
 end
 
@@ -649,9 +665,11 @@ function Task.__newindex(t, k)
   error(("cannot set field '%s' of bk.Task"):format(tostring(k)), 2)
 end
 
-function Task.__tostring(t)
-  local state = rawget(t, STATE)
-  local text = rawget(t, CANCELLED) and "cancelled" or state == RUNNING and "pending"
+function Task.__tostring(object)
+  local t = recordOf(object)
+  if t == nil then return "bk.Task(?)" end
+  local state = t.state
+  local text = t.cancelled and "cancelled" or state == RUNNING and "pending"
     or state == DONE and "finished" or state == FAILED and "failed" or "?"
   return "bk.Task(" .. text .. ")"
 end
@@ -778,7 +796,11 @@ internal[sleepCellDone] = true
 internal[timeoutFired] = true
 internal[reportIfUnobserved] = true
 
-local function currentTask() return runningTask() end
+local function currentTask()
+  local task = runningTask()
+  if task == nil then return nil end
+  return task.object
+end
 
 -- Functions for bk, and the engine's own table (kinds, for other families' awaitables).
 return {
@@ -792,11 +814,17 @@ return {
   throttle = throttle,
 }, {
   runBlock = runBlock,
-  isFinished = function(t) return rawget(t, STATE) ~= RUNNING end,
+  isFinished = function(object)
+    local t = recordOf(object)
+    return t == nil or t.state ~= RUNNING
+  end,
   kinds = kinds,
   notify = notify,
   waitFor = waitFor,
   isTask = isTask,
-  cancel = cancel,
+  cancel = function(object)
+    local t = recordOf(object)
+    if t ~= nil then cancel(t) end
+  end,
   Task = Task,
 }
