@@ -202,6 +202,14 @@ extern int bk_transfer_is_shareable(lua_State *L, int idx);
 /// Implemented in Swift: pushes onto `to` the shareable object at `idx` of `from`; 1 when pushed.
 extern int bk_transfer_push_shared(lua_State *from, int idx, lua_State *to);
 
+// MARK: - Observed writes (ObservedWrite.c)
+
+/// makeWrite(singles, store, handler, report, general) -> the __newindex of an observed table's
+/// proxy metatable: a write of a key in `singles` (key -> its one plain observer's task) stores the
+/// value in `store` and calls the task with the table in a protected call (`handler` records the
+/// traceback; an error goes to `report`); any other write calls `general(t, k, v)`. Yieldable.
+int bk_push_observed_write(lua_State *L);
+
 // MARK: - Sandbox limits (Limits.c)
 
 /// Installs the count hook that enforces `instruction_limit`, `deadline` and `interrupted` on `L`
