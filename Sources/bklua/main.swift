@@ -85,8 +85,12 @@ func protectedMain(state: LuaState, argv: [String], progname: String) -> Int32 {
             return 1
         }
     }
-    // Like a Node.js process: after the script, the event loop runs until nothing is pending.
-    state.eventLoop.run()
+    // Like a Node.js process: after the script, the event loop runs until nothing is pending (or
+    // the sandbox budget, one for the whole run, is spent).
+    if !state.eventLoop.run(), let reason = state.stopReason {
+        StandardStreams.writeError("bklua: \(reason)\n")
+        return 1
+    }
     return 0
 }
 

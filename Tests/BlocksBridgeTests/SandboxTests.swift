@@ -161,6 +161,21 @@ import CLua
         expectStillWorks(state)
     }
 
+    @Test func interruptStopsAScriptWaitingOnTheLoop() throws {
+        // The script runs no Lua while it sleeps: only the loop's own check of the limits sees
+        // the interrupt (within its 20 ms cap), where the sleep would otherwise last 60 s.
+        let state = try LuaState(sandbox: Sandbox(timeLimit: .seconds(120)))
+        state.installGlobals()
+        let handle = state.interruptHandle
+        let thread = Thread {
+            Thread.sleep(forTimeInterval: 0.1)
+            handle.interrupt()
+        }
+        thread.start()
+        expectFailure(state, "bk.sleep(60)", "interrupted")
+        expectStillWorks(state)
+    }
+
     @Test func interruptAskedForBeforeARunStopsThatRun() throws {
         let state = try LuaState(sandbox: Sandbox(timeLimit: .seconds(20)))
         state.interruptHandle.interrupt()  // nothing runs yet: the next run takes it

@@ -231,6 +231,10 @@ void bk_interrupt_installing_hook(lua_State *L, bk_runtime *rt);
 /// consumes and trips): for Swift code waiting on other threads' work (the pool), which passes the
 /// stop on to them.
 const char *bk_stop_requested(bk_runtime *rt);
+/// How long (seconds) a wait on the loop may last before `rt`'s limits are checked again: until the
+/// deadline, and at most 20 ms when the count hook is installed on the main thread `L` (an
+/// interrupt from another thread is then seen that soon); -1 when no limit applies.
+double bk_limits_wait_cap(bk_runtime *rt, lua_State *L);
 /// Has the count hook of `L` (when installed) run before its next instruction, so a stop that
 /// bk_stop_requested saw trips at once instead of up to a hook step later.
 void bk_check_limits_soon(lua_State *L);
