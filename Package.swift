@@ -38,6 +38,7 @@ let package = Package(
             resources: [
                 .embedInCode("Observation/ObservationEngine.lua"),
                 .embedInCode("DynamicDelegate/DelegateChunk.lua"),
+                .embedInCode("EventHandlers/EventDispatch.lua"),
                 .embedInCode("Tasks/TaskEngine.lua"),
                 .embedInCode("Workers/WorkerWaits.lua"),
             ]

@@ -391,6 +391,89 @@ test("blocks of the collection helpers may suspend the calling task", function()
   ok(joined:find("other1", 1, true) < joined:find("map3", 1, true), joined)
 end)
 
+-- `trigger(block)` hands `block` to a helper and makes the helper call it; returns what the helper
+-- returns. Called in a task, the block sleeps: the task must suspend (bk.async returns before the
+-- block ends, the loop runs a timer meanwhile) and the helper's caller goes on with the block's
+-- result once it ends.
+local function checkBlockSuspendsTask(kind, trigger)
+  local log = {}
+  local inner
+  local function block(...)
+    inner = bk.currentTask()
+    log[#log + 1] = "block"
+    bk.sleep(0.01)
+    log[#log + 1] = "block end"
+    return "answer", select("#", ...)
+  end
+  bk.performBlock(function() log[#log + 1] = "timer" end, 0.002)
+  local task = bk.async(function()
+    local results = table.pack(trigger(block))
+    log[#log + 1] = "caller"
+    return results
+  end)
+  eq(task.isFinished, false, kind .. ": the task is suspended in the block (no nested loop)")
+  eq(table.concat(log, ","), "block", kind)
+  local results = bk.await(task)
+  eq(inner, task, kind .. ": the block runs in the calling task")
+  eq(table.concat(log, ","), "block,timer,block end,caller", kind)
+  return results
+end
+
+test("blocks of observers, delegates and event handlers may suspend the calling task", function()
+  -- An event handler: the caller gets the count of handlers that ran cleanly.
+  local button = {}
+  local results = checkBlockSuspendsTask("event handler", function(block)
+    bk.addEventHandler(button, block, "tap")
+    bk.addEventHandler(button, function() end, "tap")
+    return bk.sendActionsForControlEvents(button, "tap", 1, 2)
+  end)
+  eq(results[1], 2)
+  -- An observer of a Lua table: the write returns once the observer has run.
+  local t = { x = 0 }
+  checkBlockSuspendsTask("observer", function(block)
+    bk.addObserverForKeyPath(t, "x", block)
+    t.x = 1
+  end)
+  eq(t.x, 1)
+  -- A dynamic delegate's block: the caller gets the block's answer.
+  local Proto = bk.protocol("TestSuspendingDelegate", { ["view:didTap:"] = { returns = "none" } })
+  local dd = bk.dynamicDelegateForProtocol({}, Proto)
+  results = checkBlockSuspendsTask("delegate", function(block)
+    dd:implementMethod("view:didTap:", block)
+    return dd:viewDidTap("view", 3)
+  end)
+  eq(results[1], "answer")
+end)
+
+test("an event handler that fails while its task is suspended is reported; the others still run", function()
+  local button, ran = {}, {}
+  bk.addEventHandler(button, function() bk.sleep(0) ran[#ran + 1] = 1 error("handler failed") end, "tap")
+  bk.addEventHandler(button, function() bk.sleep(0) ran[#ran + 1] = 2 end, "tap")
+  local task
+  local reports = capturingErrors(function()
+    task = bk.async(function() return bk.sendActionsForControlEvents(button, "tap") end)
+    eq(task.isFinished, false)
+  end)
+  eq(bk.await(task), 1)
+  deepEq(ran, { 1, 2 })
+  eq(#reports, 1)
+  ok(reports[1]:find("handler failed", 1, true), reports[1])
+  ok(reports[1]:find("stack traceback", 1, true), reports[1])
+end)
+
+test("cancelling a task suspended in an event handler raises bk.cancelled there; later handlers still run", function()
+  local button, log = {}, {}
+  bk.addEventHandler(button, function()
+    local okSleep, err = pcall(bk.sleep, 10)
+    log[#log + 1] = okSleep and "slept" or tostring(err)
+  end, "tap")
+  bk.addEventHandler(button, function() log[#log + 1] = "second" end, "tap")
+  local task = bk.async(function() return bk.sendActionsForControlEvents(button, "tap") end)
+  task:cancel()
+  eq(table.concat(log, ","), "cancelled,second")
+  eq(bk.pending(), 0)
+end)
+
 test("cancelling a task suspended in a helper's block raises bk.cancelled through the helper", function()
   local cleaned, visited = false, 0
   local task = bk.async(function()

@@ -3,7 +3,8 @@
 /// Handlers live in the registry table `bk.events` (weak keys: `obj -> {entry, ...}`, each entry
 /// `{handler = f, events = {name = true}}`), so registering handlers never keeps `obj` alive and a
 /// handler may capture its object. `sendActionsForControlEvents` has a caller, but like UIKit's
-/// target-action it reports a failing handler (`callReportingErrors`) and runs the others.
+/// target-action it reports a failing handler (through `bk.onError`) and runs the others. It calls
+/// the handlers from Lua (`EventDispatch.lua`), so that a handler may suspend the calling task.
 extension BKLibrary {
     public static let eventHandlers = BKLibrary(name: "EventHandlers", functions: [
         // addEventHandler(obj, f, events)
@@ -109,6 +110,16 @@ extension BKLibrary {
                     stack.rawSet(due, dueCount)
                 }
                 stack.pop()
+            }
+            // The calls are Lua's, made once this Swift frame is gone: a handler called from a
+            // task may suspend it (rule 3). Without the base library, they are made from here.
+            guard stack.ensureSpace(arguments + 5) else { throw .message("stack overflow") }
+            if EventDispatch.push(on: stack) {
+                stack.pushCopy(of: due)
+                stack.push(dueCount)
+                stack.pushCopy(of: 1)
+                for argument in 0 ..< arguments { stack.pushCopy(of: 3 + argument) }
+                return stack.continueWithCall(arguments: arguments + 3)
             }
             var succeeded = 0
             for i in stride(from: 1, through: dueCount, by: 1) {
