@@ -229,10 +229,11 @@ private struct SwiftFailure: Error, CustomStringConvertible {
         #expect(try state.call("apply", scale, 4, 3, as: Int.self) == 12)
         let error = #expect(throws: LuaError.self) { try state.call("apply", scale, "four") }
         #expect(error?.message.hasSuffix("bad argument #1 to 'scale' (number expected, got string)") == true)
-        var seen: [String] = []
-        try state.setGlobal("remember", LuaClosure { (s: String) in seen.append(s) })
+        // The body is @Sendable (LuaClosure is Sendable): what it changes is behind a lock.
+        let seen = Locked<[String]>([])
+        try state.setGlobal("remember", LuaClosure { (s: String) in seen.withLock { $0.append(s) } })
         try state.run("remember('a'); remember(2)")
-        #expect(seen == ["a", "2"])
+        #expect(seen.withLock { $0 } == ["a", "2"])
         // The bk helpers by their dotted name, even without the global bk.
         #expect(try state.call("bk.version", as: String.self) == BKModule.version)
     }
@@ -250,10 +251,11 @@ private struct SwiftFailure: Error, CustomStringConvertible {
             try state.call("bk.map", [1], LuaClosure(name: "negate") { (x: Bool) in !x }, as: [Bool].self)
         }
         #expect(error?.message.hasSuffix("bad argument #1 to 'negate' (boolean expected, got number)") == true)
-        var fired: [String] = []
-        let handle = try await state.callUntilIdle("bk.performBlock", LuaClosure { () in fired.append("swift block") }, 0.01,
+        let fired = Locked<[String]>([])
+        let handle = try await state.callUntilIdle("bk.performBlock",
+                                                   LuaClosure { () in fired.withLock { $0.append("swift block") } }, 0.01,
                                                    as: LuaRef.self)
-        #expect(fired == ["swift block"])
+        #expect(fired.withLock { $0 } == ["swift block"])
         #expect(try handle.field("isFinished", as: Bool.self))
     }
 

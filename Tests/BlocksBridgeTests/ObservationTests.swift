@@ -218,13 +218,14 @@ extension ObservationTests {
         let state = try LuaState()
         try state.run("settings = { volume = 1 }")
         let settings = try state.global("settings", as: LuaRef.self)
-        var seen: [String] = []
+        let seen = Locked<[String]>([])
         try state.call("bk.addObserverForKeyPath", settings, "volume", ["new", "old"],
                        LuaClosure { (_: LuaRef, change: [String: LuaValue]) in
-                           seen.append("\(change["old"]?.description ?? "nil")->\(change["new"]?.description ?? "nil")")
+                           let line = "\(change["old"]?.description ?? "nil")->\(change["new"]?.description ?? "nil")"
+                           seen.withLock { $0.append(line) }
                        })
         try state.run("settings.volume = 5; settings.volume = 7")
-        #expect(seen == ["1->5", "5->7"])
+        #expect(seen.withLock { $0 } == ["1->5", "5->7"])
     }
 }
 

@@ -134,4 +134,24 @@ private final class StateBox: @unchecked Sendable {
         state.eventLoop.run()
         #expect(try state.run("table.sort(calls) return table.concat(calls, ',')", as: String.self) == "1,2,3")
     }
+
+    @Test func luaClosureIsSendableAndReachesLuaFromAnyThread() async throws {
+        let state = try LuaState()
+        // A Lua function that takes a Swift callback and answers through it.
+        try state.run("function ask(question, reply) reply(question .. '?') end")
+        let ask = try state.global("ask", as: LuaRef.self)
+        let answers = Locked<[String]>([])
+        // Made here, stored, sent to a Dispatch queue and a detached task (both need Sendable).
+        let reply = LuaClosure(name: "reply") { (answer: String) in answers.withLock { $0.append(answer) } }
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { ask.callOnLoop("from a queue", reply) }
+        group.wait()
+        await Task.detached { ask.callOnLoop("from a task", reply) }.value
+        #expect(answers.withLock { $0 }.isEmpty)  // not yet: on the loop's next turn
+        state.eventLoop.run()
+        #expect(answers.withLock { $0 }.sorted() == ["from a queue?", "from a task?"])
+        // Its argument checks still name it.
+        let error = #expect(throws: LuaError.self) { try state.call("ask", 1, LuaClosure(name: "reply") { (n: Int) in _ = n }) }
+        #expect(error?.message.contains("bad argument #1 to 'reply' (number expected, got string)") == true)
+    }
 }

@@ -4,12 +4,20 @@
 // script's functions with typed arguments and results, and checks what happened.
 // Run: swift run HostExample
 import BlocksBridgeExport
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The folder of this file, where the script lives.
 let scriptDirectory = String(#filePath.prefix(upTo: #filePath.lastIndex(of: "/") ?? #filePath.endIndex))
+
+/// Lines a Swift closure collects while Lua calls it (on the loop's thread, not necessarily ours).
+final class Inbox: Sendable {
+    private let lines = Mutex<[String]>([])
+    func add(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+}
 
 var failures = 0
 @MainActor func check(_ condition: Bool, _ what: String) {
@@ -62,6 +70,17 @@ var failures = 0
     try lua.call("attachDelegate", cellar)
     check(try lua.call("settle", 1.0, 5, as: Int.self) == 5 && cellar.temperature == 10,
           "the cellar's Lua delegate said no: it stayed at \(cellar.temperature)")
+
+    // Calling Lua later, from another thread: LuaRef and LuaClosure are Sendable, so a Swift timer,
+    // a Dispatch queue or a task can keep a Lua callback and call it. callOnLoop runs the call on
+    // the loop's thread (its error would go to bk.onError); here it hands Lua a Swift closure to
+    // answer through.
+    let onOutsideReading = try lua.global("onOutsideReading", as: LuaRef.self)
+    let inbox = Inbox()
+    let reply = LuaClosure(name: "reply") { (line: String) in inbox.add(line) }
+    await Task.detached { onOutsideReading.callOnLoop(7.5, reply) }.value
+    await lua.eventLoop.waitUntilIdle()
+    check(inbox.all == ["cellar noted 7.5 outside"], "a detached task called Lua on the loop: \(inbox.all)")
 
     // Errors come back as Swift errors with the Lua message and traceback.
     do {

@@ -40,4 +40,10 @@ function settle(stepSize, limit)
   return steps
 end
 
+-- Called later by the host from another thread (on the loop, through LuaRef.callOnLoop): answers
+-- through the Swift closure it is given.
+function onOutsideReading(celsius, reply)
+  reply(string.format("%s noted %.1f outside", thermostat.room, celsius))
+end
+
 return bk.version()

@@ -3,26 +3,34 @@
 /// or stores callbacks in Lua tables.
 ///
 /// Arguments are checked with Lua's wording; a thrown Swift error is a Lua error at the caller.
-public struct LuaClosure: LuaConvertible {
+///
+/// Sendable, like `LuaRef`: make one on any thread and hand it to a Dispatch queue or a task, e.g.
+/// as an argument of `LuaRef.callOnLoop`. The body is `@Sendable` because Lua calls it on the
+/// thread that runs the state (under the state's lock), not necessarily the one that made it, and
+/// one closure may be pushed into several states: what it captures must be safe to share (a
+/// `Mutex`, an actor, values), which the compiler checks.
+public struct LuaClosure: LuaConvertible, Sendable {
     public let name: String
-    public let body: LuaFunction
+    public let body: @Sendable (LuaStack) throws(LuaRaise) -> Int32
 
     /// A closure with typed arguments and a result. `name` is what argument errors call it.
     @inlinable public init<each A: LuaConvertible, R: LuaConvertible>(
-        name: String = "?", _ body: @escaping (repeat each A) throws -> R
+        name: String = "?", _ body: @escaping @Sendable (repeat each A) throws -> R
     ) {
         self.name = name
-        self.body = TypedFunction.make(body)
+        self.body = { stack throws(LuaRaise) in try TypedFunction.invoke(body, stack) }
     }
 
     /// A closure with typed arguments and no result.
-    @inlinable public init<each A: LuaConvertible>(name: String = "?", _ body: @escaping (repeat each A) throws -> Void) {
+    @inlinable public init<each A: LuaConvertible>(
+        name: String = "?", _ body: @escaping @Sendable (repeat each A) throws -> Void
+    ) {
         self.name = name
-        self.body = TypedFunction.make(body)
+        self.body = { stack throws(LuaRaise) in try TypedFunction.invoke(body, stack) }
     }
 
     /// A stack-level function (any arguments and results).
-    public init(name: String = "?", raw body: @escaping LuaFunction) {
+    public init(name: String = "?", raw body: @escaping @Sendable (LuaStack) throws(LuaRaise) -> Int32) {
         self.name = name
         self.body = body
     }
