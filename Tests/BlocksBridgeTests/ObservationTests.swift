@@ -292,3 +292,44 @@ extension ObservationTests {
         #expect(string(try state.run("return hits, #bk.observers(person)")) == "0")
     }
 }
+
+extension ObservationTests {
+    /// Blocks may suspend: a Lua write of a Swift property from a task runs the Lua observers after
+    /// the Swift setter, from Lua, so an observer that sleeps suspends only that task.
+    @Test func luaObserversOfASwiftPropertySetInATaskMaySuspendIt() throws {
+        let person = Person()
+        let state = try makeState(person)
+        let swiftSide = Locked<[String]>([])
+        person.luaObservers.observe("age") { change in swiftSide.withLock { $0.append("swift \(change.new)") } }
+        let log = try state.run("""
+            local log = {}
+            bk.addObserverForKeyPath(person, "age", {"prior", "new"}, function(p, c)
+              if c.prior then log[#log + 1] = "prior " .. p.age return end
+              log[#log + 1] = "observer " .. c.new
+              assert(bk.currentTask() ~= nil and coroutine.isyieldable(), "in the task")
+              bk.sleep(0.01)
+              log[#log + 1] = "observer end"
+            end)
+            bk.performBlock(function() log[#log + 1] = "timer" end, 0.002)
+            local task = bk.async(function()
+              person.age = 40
+              log[#log + 1] = "after set " .. person.age
+            end)
+            log[#log + 1] = task.isFinished and "finished" or "suspended"
+            bk.await(task)
+            return table.concat(log, ",")
+            """, as: String.self)
+        #expect(log == "prior 36,observer 40,suspended,timer,observer end,after set 40")
+        #expect(swiftSide.withLock { $0 } == ["swift 40"])
+        // Outside a task the observers run inside the set, as always (and may run the loop).
+        let outside = try state.run("""
+            local log = {}
+            bk.removeAllBlockObservers(person)
+            bk.addObserverForKeyPath(person, "age", function() log[#log + 1] = "observer" end)
+            person.age = 41
+            log[#log + 1] = "after set"
+            return table.concat(log, ",")
+            """, as: String.self)
+        #expect(outside == "observer,after set")
+    }
+}

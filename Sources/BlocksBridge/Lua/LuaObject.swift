@@ -232,6 +232,12 @@ extension LuaStack {
             throw .message("field '\(key)' of \(cls.name) is read-only")
         }
         guard let object = object(stack) else { return 0 }
+        // Set from code that can yield (a task): Lua observers run after the setter, from Lua.
+        if lua_isyieldable(stack.L) != 0, let observable = object as? any LuaObservable {
+            return try LuaObservers.setDeferringLuaObservers(observable.luaObservers, key: key, stack) {
+                () throws(LuaRaise) in try set(object, stack, 3)
+            }
+        }
         try set(object, stack, 3)
         return 0
     }

@@ -44,6 +44,11 @@ public final class LuaObservers {
     /// (or from another state's Lua) reads the list holding no state's lock.
     private var states: [WeakState] = []
     private let statesLock = PlainLock()
+    /// While Lua code that can yield (a task) sets a property of this object: the Lua observers of
+    /// that property in that state are notified once the setter has returned, so that they may
+    /// suspend the task (`setDeferringLuaObservers`). Touched only by the thread setting the
+    /// object's properties (one at a time, as this type requires), from its setter.
+    private var deferral: Deferral?
 
     public init() {}
 
@@ -105,6 +110,10 @@ public final class LuaObservers {
             guard stack.pushExistingUserdata(of: owner) else { continue }
             let object = stack.top
             guard stack.rawGet(LuaStack.registryIndex, field: ObservationEngine.registryKey) == .table else { continue }
+            if !isPrior, let deferral, deferral.key == key, deferral.state === state {
+                deferral.changes.append((old, new))
+                continue
+            }
             stack.rawGet(-1, field: "changed")
             stack.pushCopy(of: object)
             stack.push(key)
@@ -114,6 +123,37 @@ public final class LuaObservers {
             // The engine reports task errors itself; this only fails on a bridge bug.
             stack.callReportingErrors(arguments: 5, results: 0)
         }
+    }
+
+    /// `obj.key = v` from Lua, for a Swift object (the userdata at 1): runs `set` (the Swift setter),
+    /// then notifies this state's Lua observers of `key` from Lua, after this Swift frame is gone
+    /// (the engine's `changedAfterSet`, continued with `BK_CONTINUE_CALL`), so that an observer
+    /// called from a task may suspend it (rule 3). Prior notifications (before the value is stored)
+    /// and other states' observers are not deferred; Swift observers run first, inside `set`.
+    static func setDeferringLuaObservers(_ observers: LuaObservers, key: String, _ stack: LuaStack,
+                                         _ set: () throws(LuaRaise) -> Void) throws(LuaRaise) -> Int32 {
+        let current = Deferral(key: key, state: stack.state)
+        let saved = observers.deferral
+        observers.deferral = current
+        do throws(LuaRaise) { try set() } catch {
+            observers.deferral = saved
+            throw error
+        }
+        observers.deferral = saved
+        let changes = current.changes
+        guard !changes.isEmpty else { return 0 }
+        guard stack.ensureSpace(Int32(clamping: 2 * changes.count + 4)),
+              stack.rawGet(LuaStack.registryIndex, field: ObservationEngine.registryKey) == .table
+        else { throw .message("stack overflow") }
+        stack.rawGet(-1, field: "changedAfterSet")
+        stack.remove(at: -2)
+        stack.pushCopy(of: 1)
+        stack.push(key)
+        for change in changes {
+            change.old.push(on: stack)
+            change.new.push(on: stack)
+        }
+        return stack.continueWithCall(arguments: Int32(2 + 2 * changes.count))
     }
 
     /// Called by the engine when Lua observes the userdata at `index`: true if it is an observable
@@ -133,6 +173,18 @@ public final class LuaObservers {
 
 private struct WeakState {
     weak var state: LuaState?
+}
+
+/// The notifications a Lua set of a Swift property leaves for after its setter (see `deferral`).
+private final class Deferral {
+    let key: String
+    unowned let state: LuaState
+    var changes: [(old: any LuaConvertible, new: any LuaConvertible)] = []
+
+    init(key: String, state: LuaState) {
+        self.key = key
+        self.state = state
+    }
 }
 
 extension LuaStack {

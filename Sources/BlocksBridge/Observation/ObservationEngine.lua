@@ -560,6 +560,16 @@ function E.changed(obj, key, old, new, isPrior)
   end
 end
 
+-- A Swift object's property set by Lua code that can yield (a task): the Swift setter has returned
+-- and its Lua observers run here, so that they may suspend the task. The pairs old, new are the
+-- sets it made, in order (LuaObservers.setDeferringLuaObservers).
+function E.changedAfterSet(obj, key, ...)
+  for i = 1, select("#", ...), 2 do
+    local old, new = select(i, ...)
+    E.changed(obj, key, old, new, false)
+  end
+end
+
 function E.isObserved(obj) return records[obj] ~= nil end
 
 -- The collections' in-place helpers on an observed table t: they computed on a snapshot (`after`,
