@@ -6,10 +6,32 @@
 // the continuation picks the walk up where the block was called.
 #include "CLuaShim.h"
 
+// Ends the walk after the current position (a search found its answer): the loop breaks on the
+// apply's answer, and a continuation finds no positions left.
+static inline int bk_walk_stop(bk_walk *w) {
+    w->count = 0;
+    return 1;
+}
+
 // Applies the walk's action to the block's answer on top (`value`: the element's slot when still
-// on the stack, `key`: its key for dictionaries, else 0). Raw operations only.
-static inline void bk_walk_apply(lua_State *L, bk_walk *w, int key, int value) {
+// on the stack, `key`: its key for dictionaries, else 0). Raw operations only. Returns 1 when the
+// walk stops here.
+static inline int bk_walk_apply(lua_State *L, bk_walk *w, int key, int value) {
     switch (w->action) {
+        case BK_WALK_FIND:
+            if (lua_toboolean(L, -1)) {
+                lua_copy(L, value, w->result);
+                return bk_walk_stop(w);
+            }
+            break;
+        case BK_WALK_STOP_IF_TRUE:
+        case BK_WALK_STOP_IF_FALSE:
+            if (lua_toboolean(L, -1) == (w->action == BK_WALK_STOP_IF_TRUE)) {
+                lua_pushboolean(L, !lua_toboolean(L, w->result));
+                lua_replace(L, w->result);
+                return bk_walk_stop(w);
+            }
+            break;
         case BK_WALK_FOLD:
             lua_copy(L, -1, w->prefix);
             break;
@@ -39,6 +61,7 @@ static inline void bk_walk_apply(lua_State *L, bk_walk *w, int key, int value) {
         default:
             break;
     }
+    return 0;
 }
 
 static int bk_walk_loop(lua_State *L, bk_walk *w);
@@ -76,7 +99,7 @@ static int bk_walk_loop(lua_State *L, bk_walk *w) {
     const int base = w->base, table = w->table, block = w->block, prefix = w->prefix;
     const lua_Integer count = w->count;
     const int results = w->action == BK_WALK_DISCARD ? 0 : 1;
-    const int keepsValue = w->action == BK_WALK_KEEP || w->action == BK_WALK_DROP;
+    const int keepsValue = w->action == BK_WALK_KEEP || w->action == BK_WALK_DROP || w->action == BK_WALK_FIND;
     lua_KContext context = (lua_KContext)w;
     lua_Integer position = w->position;
     if (w->keys == 0) {
@@ -96,7 +119,7 @@ static int bk_walk_loop(lua_State *L, bk_walk *w) {
             }
             w->position = position;
             lua_callk(L, nargs, results, context, bk_walk_k);
-            if (results != 0) bk_walk_apply(L, w, 0, base + 1);
+            if (results != 0 && bk_walk_apply(L, w, 0, base + 1)) break;
             if (!backAtBase) lua_settop(L, base);
         }
     } else {
@@ -114,7 +137,7 @@ static int bk_walk_loop(lua_State *L, bk_walk *w) {
             lua_pushvalue(L, base + 2);
             w->position = position;
             lua_callk(L, nargs, results, context, bk_walk_k);
-            if (results != 0) bk_walk_apply(L, w, base + 1, base + 2);
+            if (results != 0 && bk_walk_apply(L, w, base + 1, base + 2)) break;
             lua_settop(L, base);
         }
     }

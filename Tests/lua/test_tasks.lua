@@ -445,6 +445,20 @@ test("blocks of observers, delegates and event handlers may suspend the calling 
   eq(results[1], "answer")
 end)
 
+test("the blocks of the search helpers (match, any, all, none) may suspend the calling task", function()
+  eq(checkBlockSuspendsTask("match", function(block) return bk.match({ 5 }, block) end)[1], 5)
+  eq(checkBlockSuspendsTask("any", function(block) return bk.any({ a = 5 }, block) end)[1], true)
+  eq(checkBlockSuspendsTask("all", function(block) return bk.all(bk.set({ 5 }), block) end)[1], true)
+  eq(checkBlockSuspendsTask("none", function(block) return bk.array({ 5 }):none(block) end)[1], false)
+  -- They still stop at the first answer that decides, across suspensions.
+  local visited = 0
+  local task = bk.async(function()
+    return bk.all({ 1, 2, 3, 4 }, function(x) visited = visited + 1 bk.sleep(0) return x < 2 end)
+  end)
+  eq(bk.await(task), false)
+  eq(visited, 2)
+end)
+
 test("an event handler that fails while its task is suspended is reported; the others still run", function()
   local button, ran = {}, {}
   bk.addEventHandler(button, function() bk.sleep(0) ran[#ran + 1] = 1 error("handler failed") end, "tap")

@@ -6,8 +6,8 @@ import CLuaShim
 /// Each checks its arguments, pushes one message handler, then runs the shared algorithm from
 /// `CollectionAlgorithms` over a `LuaCollection` walk, calling the block per element with
 /// `callBlock` (a block error stops the helper and reaches the caller unchanged).
-/// The hot simple helpers (each, map, reduce, select / reject without set membership) take the C
-/// fast path (`LuaBlock.drive`, run by the trampoline after the Swift frame returned; its blocks may
+/// The hot simple helpers (each, map, reduce, select / reject without set membership, and the
+/// searches match / any / all / none) take the C fast path (`LuaBlock.drive`, run by the trampoline after the Swift frame returned; its blocks may
 /// yield): measured, a protected call per element from Swift, or a Swift step per element called
 /// from the C driver, both cost ~1.5-2x a hand-written Lua loop.
 enum CollectionHelpers {
@@ -22,12 +22,7 @@ enum CollectionHelpers {
         let block = try LuaBlock(stack, argument: 2)
         stack.pushNil()
         let result = stack.top
-        try CollectionAlgorithms.match(LuaCollection(stack, 1, kind: kind), block.test) { entry in
-            stack.pushCopy(of: entry.value)
-            stack.replace(at: result)
-        }
-        stack.top = result
-        return 1
+        return block.drive(LuaCollection(stack, 1, kind: kind), BK_WALK_FIND, result: result, returning: result)
     }
 
     static func filter(_ stack: LuaStack, keeping: Bool) throws(LuaRaise) -> Int32 {
@@ -100,25 +95,26 @@ enum CollectionHelpers {
         return 1
     }
 
+    /// any / all / none: a search that stops at the first answer that decides it (the C walk).
     static func any(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
-        let kind = try stack.checkCollectionContents(1)
-        let block = try LuaBlock(stack, argument: 2)
-        stack.push(try CollectionAlgorithms.any(LuaCollection(stack, 1, kind: kind, callee: block.function), block.test))
-        return 1
+        try search(stack, BK_WALK_STOP_IF_TRUE, startingWith: false)
     }
 
     static func all(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
-        let kind = try stack.checkCollectionContents(1)
-        let block = try LuaBlock(stack, argument: 2)
-        stack.push(try CollectionAlgorithms.all(LuaCollection(stack, 1, kind: kind, callee: block.function), block.test))
-        return 1
+        try search(stack, BK_WALK_STOP_IF_FALSE, startingWith: true)
     }
 
     static func none(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
+        try search(stack, BK_WALK_STOP_IF_TRUE, startingWith: true)
+    }
+
+    /// Returns `answer`, or its negation once a block's answer stops the walk (`action`).
+    private static func search(_ stack: LuaStack, _ action: Int32, startingWith answer: Bool) throws(LuaRaise) -> Int32 {
         let kind = try stack.checkCollectionContents(1)
         let block = try LuaBlock(stack, argument: 2)
-        stack.push(try CollectionAlgorithms.none(LuaCollection(stack, 1, kind: kind, callee: block.function), block.test))
-        return 1
+        stack.push(answer)
+        let result = stack.top
+        return block.drive(LuaCollection(stack, 1, kind: kind), action, result: result, returning: result)
     }
 
     /// corresponds(c, other, f): same count, and `f(c[i], other[i])` for every element. List kinds

@@ -5,7 +5,8 @@ import CLuaShim
 /// pushed for the whole helper call. Each call is protected (`callBlock`): an error stops the helper
 /// and reaches its caller unchanged (its traceback is recorded for error reports).
 ///
-/// each / map / reduce, and select / reject on arrays and dictionaries, take the fast path instead:
+/// each / map / reduce / match / any / all / none, and select / reject on arrays and dictionaries,
+/// take the fast path instead:
 /// `drive` has the trampoline run the whole walk in C after the helper's Swift frame returned.
 struct LuaBlock {
     let stack: LuaStack
@@ -62,7 +63,8 @@ struct LuaBlock {
     /// that has the trampoline run it in C once this Swift frame is gone (`BK_CONTINUE_WALK`):
     /// blocks may then raise (the error reaches the helper's caller unchanged) and yield (a block
     /// that suspends its task). `action` (`BK_WALK_*`) says what each answer does: `prefix` is the
-    /// accumulator (FOLD), `result` the result table and `null` a slot holding `bk.null` (MAP),
+    /// accumulator (FOLD), `result` the result table (MAP, KEEP, DROP) or the answer's slot (FIND,
+    /// STOP_IF_*), `null` a slot holding `bk.null` (MAP),
     /// `appended` the count of a list result (MAP, KEEP, DROP). The helper then returns the value
     /// at `returning` (0: nothing).
     func drive(_ collection: LuaCollection, _ action: Int32, prefix: Int32 = 0, result: Int32 = 0,

@@ -98,6 +98,9 @@ int bk_pcall(lua_State *L, int nargs, int nresults, int msgh);
 #define BK_WALK_MAP 2      /* map: lists append the answer to `result`, dictionaries set result[key]; nil becomes `null` */
 #define BK_WALK_KEEP 3     /* select: a truthy answer keeps the element in `result` (appended, or result[key] = value) */
 #define BK_WALK_DROP 4     /* reject: a falsy answer keeps it */
+#define BK_WALK_FIND 5     /* match: a truthy answer stores the element's value in `result` (a slot) and stops */
+#define BK_WALK_STOP_IF_TRUE 6   /* any / none: a truthy answer negates the boolean in `result` (a slot) and stops */
+#define BK_WALK_STOP_IF_FALSE 7  /* all: a falsy answer negates the boolean in `result` (a slot) and stops */
 
 /// A walk of a collection calling a block on each element (collection helpers' fast path).
 typedef struct bk_walk {
@@ -106,7 +109,7 @@ typedef struct bk_walk {
     int block;            // the block (absolute index)
     int prefix;           // a slot passed before the element (reduce's accumulator); 0: none
     int action;           // BK_WALK_*
-    int result;           // the result table (MAP, KEEP, DROP)
+    int result;           // the result table (MAP, KEEP, DROP); the answer's slot (FIND, STOP_IF_*)
     int null;             // a slot holding `bk.null` (MAP)
     lua_Integer count;    // positions 1 ... count of the list, or of `keys`
     lua_Integer appended; // in/out: elements in a list result so far
