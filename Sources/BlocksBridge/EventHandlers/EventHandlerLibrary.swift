@@ -113,7 +113,7 @@ extension BKLibrary {
             }
             // The calls are Lua's, made once this Swift frame is gone: a handler called from a
             // task may suspend it (rule 3). Without the base library, they are made from here.
-            guard stack.ensureSpace(arguments + 5) else { throw .message("stack overflow") }
+            guard stack.ensureSpace(arguments + 8) else { throw .message("stack overflow") }
             if EventDispatch.push(on: stack) {
                 stack.pushCopy(of: due)
                 stack.push(dueCount)
