@@ -183,6 +183,11 @@ static int bk_raise_argument(lua_State *L, int arg, const char *extramsg, const 
     return luaL_error(L, "bad argument #%d to '%s' (%s)", arg, fname, extramsg);
 }
 
+int bk_walk_argerror(lua_State *L, int arg, const char *extramsg) {
+    const char *fname = lua_tostring(L, lua_upvalueindex(2));
+    return bk_raise_argument(L, arg, extramsg, fname != NULL ? fname : "?");
+}
+
 // Mirrors luaL_typeerror (Lua 5.4.6): __name honoured, "light userdata" named.
 const char *bk_pushtypeerror(lua_State *L, int arg, const char *expected, const char *fname) {
     (void)fname;

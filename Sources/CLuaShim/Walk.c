@@ -13,11 +13,38 @@ static inline int bk_walk_stop(bk_walk *w) {
     return 1;
 }
 
+// reduceInteger / reduceFloat: the block's answer on top is not what the fold needs. The block is
+// their argument 3; the messages are the ones they give from Swift.
+static int bk_walk_fold_error(lua_State *L) {
+    int isnum;
+    (void)lua_tonumberx(L, -1, &isnum);
+    if (isnum)  // only an integer fold refuses a number (2.5, "2.5")
+        return bk_walk_argerror(L, 3, "block returned a number with no integer representation");
+    const char *msg = lua_pushfstring(L, "block returned %s, number expected", luaL_typename(L, -1));
+    return bk_walk_argerror(L, 3, msg);
+}
+
 // Applies the walk's action to the block's answer on top (`value`: the element's slot when still
 // on the stack, `key`: its key for dictionaries, else 0). Raw operations only. Returns 1 when the
 // walk stops here.
 static inline int bk_walk_apply(lua_State *L, bk_walk *w, int key, int value) {
     switch (w->action) {
+        case BK_WALK_FOLD_INTEGER: {
+            int isnum;
+            lua_Integer n = lua_tointegerx(L, -1, &isnum);
+            if (!isnum) bk_walk_fold_error(L);
+            lua_pushinteger(L, n);
+            lua_replace(L, w->prefix);
+            break;
+        }
+        case BK_WALK_FOLD_FLOAT: {
+            int isnum;
+            lua_Number n = lua_tonumberx(L, -1, &isnum);
+            if (!isnum) bk_walk_fold_error(L);
+            lua_pushnumber(L, n);
+            lua_replace(L, w->prefix);
+            break;
+        }
         case BK_WALK_FIND:
             if (lua_toboolean(L, -1)) {
                 lua_copy(L, value, w->result);

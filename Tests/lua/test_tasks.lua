@@ -445,7 +445,7 @@ test("blocks of observers, delegates and event handlers may suspend the calling 
   eq(results[1], "answer")
 end)
 
-test("the blocks of the search helpers (match, any, all, none) may suspend the calling task", function()
+test("the blocks of match, any, all, none, reduceInteger and reduceFloat may suspend the calling task", function()
   eq(checkBlockSuspendsTask("match", function(block) return bk.match({ 5 }, block) end)[1], 5)
   eq(checkBlockSuspendsTask("any", function(block) return bk.any({ a = 5 }, block) end)[1], true)
   eq(checkBlockSuspendsTask("all", function(block) return bk.all(bk.set({ 5 }), block) end)[1], true)
@@ -457,6 +457,17 @@ test("the blocks of the search helpers (match, any, all, none) may suspend the c
   end)
   eq(bk.await(task), false)
   eq(visited, 2)
+  -- The numeric folds: the block is the third argument, so the helper's own answer is the fold.
+  local function fold(helper) return function(block) return helper({ 5 }, 1, function(acc, x) block() return acc + x end) end end
+  eq(checkBlockSuspendsTask("reduceInteger", fold(bk.reduceInteger))[1], 6)
+  eq(checkBlockSuspendsTask("reduceFloat", fold(bk.reduceFloat))[1], 6.0)
+  -- Their checks of each answer still hold after a suspension.
+  task = bk.async(function()
+    return pcall(bk.reduceInteger, { 1, 2 }, 0, function(acc, x) bk.sleep(0) return acc + x + 0.5 end)
+  end)
+  local okFold, err = bk.await(task)
+  eq(okFold, false)
+  eq(err, "bad argument #3 to 'reduceInteger' (block returned a number with no integer representation)")
 end)
 
 test("an event handler that fails while its task is suspended is reported; the others still run", function()

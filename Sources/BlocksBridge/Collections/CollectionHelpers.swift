@@ -6,8 +6,8 @@ import CLuaShim
 /// Each checks its arguments, pushes one message handler, then runs the shared algorithm from
 /// `CollectionAlgorithms` over a `LuaCollection` walk, calling the block per element with
 /// `callBlock` (a block error stops the helper and reaches the caller unchanged).
-/// The hot simple helpers (each, map, reduce, select / reject without set membership, and the
-/// searches match / any / all / none) take the C fast path (`LuaBlock.drive`, run by the trampoline after the Swift frame returned; its blocks may
+/// The hot simple helpers (each, map, reduce / reduceInteger / reduceFloat, select / reject without
+/// set membership, and the searches match / any / all / none) take the C fast path (`LuaBlock.drive`, run by the trampoline after the Swift frame returned; its blocks may
 /// yield): measured, a protected call per element from Swift, or a Swift step per element called
 /// from the C driver, both cost ~1.5-2x a hand-written Lua loop.
 enum CollectionHelpers {
@@ -61,7 +61,7 @@ enum CollectionHelpers {
                            returning: accumulator)
     }
 
-    /// reduceInteger / reduceFloat: the accumulator is a Swift number; each step's result must be a
+    /// reduceInteger / reduceFloat: the accumulator is a number; each step's result must be a
     /// number (numeric strings convert, as in Lua arithmetic) and, for integers, integral.
     static func reduceNumber(_ stack: LuaStack, integer: Bool) throws(LuaRaise) -> Int32 {
         let kind = try stack.checkCollectionContents(1)
@@ -70,29 +70,8 @@ enum CollectionHelpers {
         let block = try LuaBlock(stack, argument: 3)
         if integer { stack.push(initialInteger) } else { stack.push(initialFloat) }
         let accumulator = stack.top
-        let walk = LuaCollection(stack, 1, kind: kind, callee: block.function, prefix: accumulator)
-        try CollectionAlgorithms.reduce(walk, ()) { (_, entry) throws(LuaRaise) in
-            try block.transform(entry, prefix: accumulator)
-            if integer {
-                guard let value = stack.toInteger(-1) else {
-                    if stack.toNumber(-1) != nil {
-                        throw .argument(3, "block returned a number with no integer representation")
-                    }
-                    throw .argument(3, "block returned \(stack.typeName(at: -1)), number expected")
-                }
-                stack.pop()
-                stack.push(value)
-            } else {
-                guard let value = stack.toNumber(-1) else {
-                    throw .argument(3, "block returned \(stack.typeName(at: -1)), number expected")
-                }
-                stack.pop()
-                stack.push(value)
-            }
-            stack.replace(at: accumulator)
-        }
-        stack.top = accumulator
-        return 1
+        return block.drive(LuaCollection(stack, 1, kind: kind), integer ? BK_WALK_FOLD_INTEGER : BK_WALK_FOLD_FLOAT,
+                           prefix: accumulator, returning: accumulator)
     }
 
     /// any / all / none: a search that stops at the first answer that decides it (the C walk).

@@ -101,6 +101,8 @@ int bk_pcall(lua_State *L, int nargs, int nresults, int msgh);
 #define BK_WALK_FIND 5     /* match: a truthy answer stores the element's value in `result` (a slot) and stops */
 #define BK_WALK_STOP_IF_TRUE 6   /* any / none: a truthy answer negates the boolean in `result` (a slot) and stops */
 #define BK_WALK_STOP_IF_FALSE 7  /* all: a falsy answer negates the boolean in `result` (a slot) and stops */
+#define BK_WALK_FOLD_INTEGER 8   /* reduceInteger: as FOLD; the answer must convert to an integer (else argument #3 error) */
+#define BK_WALK_FOLD_FLOAT 9     /* reduceFloat: as FOLD; the answer must convert to a number, stored as a float */
 
 /// A walk of a collection calling a block on each element (collection helpers' fast path).
 typedef struct bk_walk {
@@ -132,6 +134,9 @@ typedef struct bk_walk {
 /// so the function may yield when the caller can (how a bk function waits in a task: it hands
 /// over to `TaskEngine.lua`), and its error unwinds C frames only.
 #define BK_CONTINUE_CALL (-6)
+/// Raises `bad argument #arg to 'NAME' (extramsg)` for the function the trampoline runs (its name
+/// is upvalue 2); for the walk, which raises in the trampoline's frame or its continuation.
+int bk_walk_argerror(lua_State *L, int arg, const char *extramsg);
 /// Pushes a userdata holding a copy of `walk` (the trampoline's walk reads it from the top).
 void bk_walk_prepare(lua_State *L, const bk_walk *walk);
 /// Runs the walk whose userdata is on top; returns the helper's result count (trampoline only).
