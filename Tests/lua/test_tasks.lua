@@ -419,7 +419,7 @@ local function checkBlockSuspendsTask(kind, trigger)
   return results
 end
 
-test("blocks of observers, delegates and event handlers may suspend the calling task", function()
+test("blocks of observers, delegates, event handlers and invocations may suspend the calling task", function()
   -- An event handler: the caller gets the count of handlers that ran cleanly.
   local button = {}
   local results = checkBlockSuspendsTask("event handler", function(block)
@@ -443,6 +443,12 @@ test("blocks of observers, delegates and event handlers may suspend the calling 
     return dd:viewDidTap("view", 3)
   end)
   eq(results[1], "answer")
+  -- An invocation's block: invoke returns every result of block(target, ...).
+  results = checkBlockSuspendsTask("invocation", function(block)
+    return bk.invocationWithTarget("target", block):invoke(1, 2)
+  end)
+  eq(results[1], "answer")
+  eq(results[2], 3)
 end)
 
 test("the blocks of match, any, all, none, reduceInteger and reduceFloat may suspend the calling task", function()

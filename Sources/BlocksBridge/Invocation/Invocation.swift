@@ -9,12 +9,12 @@ public final class Invocation: LuaBridged {
     public static let luaClass = LuaClass(
         name: "bk.Invocation",
         methods: [
-            // inv:invoke(...) returns block(target, ...).
+            // inv:invoke(...) returns block(target, ...). The call is made once this Swift frame
+            // is gone (BK_CONTINUE_CALL): called from a task, the block may suspend it.
             BKFunction("invoke") { stack throws(LuaRaise) in
                 _ = try stack.checkObject(Invocation.self, at: 1)
                 let arguments = stack.top - 1
                 guard stack.ensureSpace(arguments + 4) else { throw .message("too many arguments to 'invoke'") }
-                let handler = stack.pushMessageHandler()
                 stack.pushInvocationField(of: 1, "block")
                 stack.pushInvocationField(of: 1, "target")
                 var i: Int32 = 2
@@ -22,8 +22,7 @@ public final class Invocation: LuaBridged {
                     stack.pushCopy(of: i)
                     i += 1
                 }
-                try stack.callBlock(arguments: arguments + 1, results: LUA_MULTRET, handler: handler)
-                return stack.top - handler
+                return stack.continueWithCall(arguments: arguments + 1)
             },
         ],
         properties: [
