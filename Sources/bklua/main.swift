@@ -86,7 +86,7 @@ func protectedMain(state: LuaState, argv: [String], progname: String) -> Int32 {
         }
     }
     // Like a Node.js process: after the script, the event loop runs until nothing is pending.
-    state.eventLoop.run()
+    state.eventLoopIfMade?.run()
     return 0
 }
 

@@ -13,7 +13,8 @@ public enum BKModule {
 
     /// Builds the module table and makes it `package.loaded.bk` (so `require "bk"` returns it).
     static func register(in stack: LuaStack) {
-        stack.pushNewTable(recordCount: Int32(exportedNames.count))
+        let count = libraries.reduce(0) { $0 + $1.functions.count + $1.luaFunctionNames.count }
+        stack.pushNewTable(recordCount: Int32(count))
         let module = stack.top
         for library in libraries {
             for function in library.functions {

@@ -283,5 +283,6 @@ public final class Channel: LuaShareable, @unchecked Sendable {
                 stack.push(text ?? "bk.Channel(?)")
                 return 1
             },
-        ])
+        ],
+        methodsFirst: true)
 }
