@@ -156,3 +156,16 @@ test("bklua starts without Foundation or libedit; the first XMLParser parse load
     print(bk.XMLParser("<a/>"):parse(), loaded("libFoundation"))']])
   eq(out, "false\tfalse\tfalse\tfalse\ntrue\ttrue\n")
 end)
+
+test("XMLParserDelegate (made on first use) is predeclared in a fresh state, and a script's own replaces it", function()
+  local out = shell(BKLUA .. [[ -e '
+    local builtin = bk.protocol("XMLParserDelegate")
+    print(builtin.name, builtin.methods.parserDidStartElement ~= nil)
+    print(bk.XMLParser("<a/>").delegate.protocol == builtin)']])
+  eq(out, "XMLParserDelegate\ttrue\ntrue\n")
+  out = shell(BKLUA .. [[ -e '
+    local mine = bk.protocol("XMLParserDelegate", { "parserDidStartElement" })
+    local p = bk.XMLParser("<a/>")
+    print(p.delegate.protocol == mine, p.delegate.protocol.methods.parserFoundCharacters)']])
+  eq(out, "true\tnil\n")
+end)
