@@ -80,6 +80,16 @@ const char *bk_stop_requested(bk_runtime *rt) {
     return NULL;
 }
 
+double bk_limits_wait_cap(bk_runtime *rt, lua_State *L) {
+    if (lua_gethook(L) != bk_count_hook) return -1;
+    double cap = 0.02;
+    if (rt->deadline > 0) {
+        double left = rt->deadline - bk_now();
+        if (left < cap) cap = left > 0 ? left : 0;
+    }
+    return cap;
+}
+
 void bk_check_limits_soon(lua_State *L) {
     if (lua_gethook(L) == bk_count_hook) lua_sethook(L, bk_count_hook, LUA_MASKCOUNT, 1);
 }

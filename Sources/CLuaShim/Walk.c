@@ -71,44 +71,54 @@ static int bk_walk_finish(lua_State *L, bk_walk *w) {
 }
 
 static int bk_walk_loop(lua_State *L, bk_walk *w) {
-    int base = w->base;
-    int results = w->action == BK_WALK_DISCARD ? 0 : 1;
-    int keepsValue = w->action == BK_WALK_KEEP || w->action == BK_WALK_DROP;
+    // The hot loop works on locals; `w->position` is stored before each call, for the
+    // continuation should the block yield.
+    const int base = w->base, table = w->table, block = w->block, prefix = w->prefix;
+    const lua_Integer count = w->count;
+    const int results = w->action == BK_WALK_DISCARD ? 0 : 1;
+    const int keepsValue = w->action == BK_WALK_KEEP || w->action == BK_WALK_DROP;
     lua_KContext context = (lua_KContext)w;
+    lua_Integer position = w->position;
     if (w->keys == 0) {
-        int nargs = w->prefix != 0 ? 2 : 1;
-        while (w->position <= w->count) {
+        const int nargs = prefix != 0 ? 2 : 1;
+        // After a call, DISCARD and MAP (the answer goes into the result) are back at base.
+        const int backAtBase = w->action == BK_WALK_DISCARD || w->action == BK_WALK_MAP;
+        for (; position <= count; position++) {
             if (keepsValue) {
-                if (lua_rawgeti(L, w->table, w->position) == LUA_TNIL) break;  // the list ends here
-                lua_pushvalue(L, w->block);
+                if (lua_rawgeti(L, table, position) == LUA_TNIL) break;  // the list ends here
+                lua_pushvalue(L, block);
                 lua_pushvalue(L, base + 1);
             } else {
                 // The element is read straight into the argument slot the call consumes.
-                lua_pushvalue(L, w->block);
-                if (w->prefix != 0) lua_pushvalue(L, w->prefix);
-                if (lua_rawgeti(L, w->table, w->position) == LUA_TNIL) break;
+                lua_pushvalue(L, block);
+                if (prefix != 0) lua_pushvalue(L, prefix);
+                if (lua_rawgeti(L, table, position) == LUA_TNIL) break;
             }
+            w->position = position;
             lua_callk(L, nargs, results, context, bk_walk_k);
-            bk_walk_after(L, w);
+            if (results != 0) bk_walk_apply(L, w, 0, base + 1);
+            if (!backAtBase) lua_settop(L, base);
         }
     } else {
-        int nargs = w->prefix != 0 ? 3 : 2;
-        while (w->position <= w->count) {
-            lua_rawgeti(L, w->keys, w->position);
+        const int nargs = prefix != 0 ? 3 : 2;
+        for (; position <= count; position++) {
+            lua_rawgeti(L, w->keys, position);
             lua_pushvalue(L, base + 1);
-            if (lua_rawget(L, w->table) == LUA_TNIL) {  // removed by an earlier block: skipped
+            if (lua_rawget(L, table) == LUA_TNIL) {  // removed by an earlier block: skipped
                 lua_settop(L, base);
-                w->position++;
                 continue;
             }
-            lua_pushvalue(L, w->block);
-            if (w->prefix != 0) lua_pushvalue(L, w->prefix);
+            lua_pushvalue(L, block);
+            if (prefix != 0) lua_pushvalue(L, prefix);
             lua_pushvalue(L, base + 1);
             lua_pushvalue(L, base + 2);
+            w->position = position;
             lua_callk(L, nargs, results, context, bk_walk_k);
-            bk_walk_after(L, w);
+            if (results != 0) bk_walk_apply(L, w, base + 1, base + 2);
+            lua_settop(L, base);
         }
     }
+    w->position = position;
     return bk_walk_finish(L, w);
 }
 

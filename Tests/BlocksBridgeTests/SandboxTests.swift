@@ -150,14 +150,19 @@ import CLua
     @Test func interruptStopsAScriptFromAnotherThread() async throws {
         // The time limit only bounds the test if the interrupt were lost; it is far longer.
         let state = try LuaState(sandbox: Sandbox(timeLimit: .seconds(20)))
-        let handle = state.interruptHandle
-        let thread = Thread {
-            Thread.sleep(forTimeInterval: 0.05)
-            handle.interrupt()
-        }
-        thread.start()
+        state.interruptHandle.interrupt(after: 0.05)
         expectFailure(state, "while true do end", "interrupted")
         // The next run starts with the interrupt cleared.
+        expectStillWorks(state)
+    }
+
+    @Test func interruptStopsAScriptWaitingOnTheLoop() throws {
+        // The script runs no Lua while it sleeps: only the loop's own check of the limits sees
+        // the interrupt (within its 20 ms cap), where the sleep would otherwise last 60 s.
+        let state = try LuaState(sandbox: Sandbox(timeLimit: .seconds(120)))
+        state.installGlobals()
+        state.interruptHandle.interrupt(after: 0.1)
+        expectFailure(state, "bk.sleep(60)", "interrupted")
         expectStillWorks(state)
     }
 
@@ -200,5 +205,16 @@ import CLua
         // A host may lift the limit.
         state.instructionLimit = 0
         #expect(try state.run("local n = 0 for i = 1, 1e5 do n = n + 1 end return n").first?.description == "100000")
+    }
+}
+
+extension LuaInterruptHandle {
+    /// Interrupts the state's script from another thread `seconds` from now.
+    func interrupt(after seconds: Double) {
+        let thread = Thread {
+            Thread.sleep(forTimeInterval: seconds)
+            interrupt()
+        }
+        thread.start()
     }
 }

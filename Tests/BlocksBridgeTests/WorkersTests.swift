@@ -93,12 +93,7 @@ final class PrivateThing: LuaBridged, LuaConvertible {
         // Each element loops for ever: only the interrupt passed on to the pool states ends it.
         let state = try LuaState(sandbox: Sandbox(timeLimit: .seconds(60)))
         state.installGlobals()
-        let handle = state.interruptHandle
-        let thread = Thread {
-            Thread.sleep(forTimeInterval: 0.2)
-            handle.interrupt()
-        }
-        thread.start()
+        state.interruptHandle.interrupt(after: 0.2)
         do {
             try state.run("""
                 bk.setWorkerCount(2)

@@ -67,6 +67,23 @@ test("--time-limit stops a long script", function()
   ok(out:find("time limit exceeded", 1, true), out)
 end)
 
+test("--time-limit also bounds waits on the loop: sleeps, awaits, channels, timers after the script", function()
+  -- Each would wait 30 s (or for ever); the budget, one for the whole run, ends each at 0.3 s,
+  -- and a pcall cannot catch it and go on.
+  for _, code in ipairs({
+    "bk.sleep(30)",
+    "print(pcall(bk.await, bk.async(function() bk.sleep(30) end))) print('went on')",
+    "local ch = bk.channel() print(pcall(ch.receive, ch)) print('went on')",
+    "bk.async(function() bk.sleep(30) end)",  -- the loop after the script
+    "bk.scheduledTimerWithTimeInterval(0.05, function() end, true)",
+  }) do
+    local out, code = run("--time-limit 0.3 -e " .. string.format("%q", code))
+    eq(code, 1, out)
+    ok(out:find("time limit exceeded", 1, true), out)
+    ok(not out:find("went on", 1, true), out)
+  end
+end)
+
 test("limits combine with --sandbox and scripts with arguments", function()
   local path = os.tmpname()
   local f = assert(io.open(path, "w"))

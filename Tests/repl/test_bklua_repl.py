@@ -418,6 +418,33 @@ def await_at_the_prompt_and_ctrl_c_cancels_the_awaited_task():
 
 
 @case
+def ctrl_c_while_awaiting_a_worker_or_a_channel_cancels_the_wait():
+    if not has("bk.worker ~= nil and bk.await ~= nil"):
+        print("  (skipped: no bk.worker in this build)")
+        return
+    s = start()
+    try:
+        answer(s, "w = bk.worker(function() while true do end end)", None)
+        s.send("bk.await(w)\r")
+        s.expect(r"bk\.await\(w\)\n")
+        time.sleep(1)
+        s.send("\x03")
+        s.expect(r"interrupted")
+        s.expect(r"\n> ")
+        answer(s, "w.isCancelled", "true")
+        answer(s, "ch = bk.channel()", None)
+        s.send("ch:receive()\r")
+        s.expect(r"ch:receive\(\)\n")
+        time.sleep(1)
+        s.send("\x03")
+        s.expect(r"interrupted")
+        s.expect(r"\n> ")
+        answer(s, "bk.pending()", "0")
+    finally:
+        s.close()
+
+
+@case
 def os_exit_in_a_block_at_the_prompt_keeps_its_output_and_status():
     if not has("bk.performBlock ~= nil"):
         print("  (skipped: no bk.performBlock in this build)")

@@ -46,7 +46,9 @@ extension BKLibrary {
             if loop.isInBackgroundBlock {
                 throw .message("bk.run cannot run the loop from a block of another queue")
             }
-            stack.push(loop.run(seconds: seconds))
+            let idle = loop.run(seconds: seconds)
+            if !idle { try stack.raiseIfLimitsStopped() }
+            stack.push(idle)
             return 1
         },
         BKFunction("stop") { stack in

@@ -31,6 +31,8 @@ enum LoopWaitOutcome: String {
     case interrupted
     /// Nothing is scheduled that could ever make the condition true.
     case idle
+    /// The state's sandbox limits stopped the script (its hook raises at the next instruction).
+    case limited
 }
 
 extension EventLoop {
@@ -97,6 +99,7 @@ extension EventLoop {
             if stopRequested.exchange(false, ordering: .relaxed) {
                 return interruptRequested.exchange(false, ordering: .relaxed) ? .interrupted : .stopped
             }
+            if limitsStop() { return .limited }
             let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.firstDeadline) }
             if pending == 0 { return .idle }
             let now = MonotonicClock.now()
@@ -105,6 +108,7 @@ extension EventLoop {
                 if now >= end { return .timeout }
                 timeout = min(timeout ?? .max, end - now)
             }
+            if let cap = limitsWaitCap() { timeout = min(timeout ?? .max, cap) }
             if timeout == 0 { continue }
             stateLock.withoutHolding { wakeup.wait(nanoseconds: timeout) }
         }

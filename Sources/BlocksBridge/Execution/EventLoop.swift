@@ -120,6 +120,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
                 interruptRequested.store(false, ordering: .relaxed)
                 return false
             }
+            if limitsStop() { return false }
             let (pending, next) = mutex.withLock { (heap.referencedCount + outstanding, heap.firstDeadline) }
             if pending == 0 { return true }
             let now = MonotonicClock.now()
@@ -128,6 +129,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
                 if now >= end { return false }
                 timeout = min(timeout ?? .max, end - now)
             }
+            if let cap = limitsWaitCap() { timeout = min(timeout ?? .max, cap) }
             if timeout == 0 { continue }
             stateLock.withoutHolding { wakeup.wait(nanoseconds: timeout) }
         }
@@ -145,14 +147,33 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
             if isClosed { return false }
             runDueWork()
             if done() { return true }
+            if limitsStop() { return false }
             let now = MonotonicClock.now()
             if let deadline, now >= deadline { return false }
             let next = mutex.withLock { heap.firstDeadline }
             var timeout = next.map { $0 > now ? $0 - now : 0 } ?? UInt64(50_000_000)
             if let deadline { timeout = min(timeout, deadline - now) }
+            if let cap = limitsWaitCap() { timeout = min(timeout, cap) }
             if timeout == 0 { continue }
             stateLock.withoutHolding { wakeup.wait(nanoseconds: timeout) }
         }
+    }
+
+    /// The state's sandbox limits (an interrupt, its time limit) stop the script while it waits on
+    /// the loop: true when they do. The count hook of the main thread then runs before its next
+    /// instruction and raises; a coroutine that called the wait raises at its own next hook.
+    /// Limits are otherwise checked by that hook only, between Lua instructions, and a wait runs
+    /// none: a sandboxed `bk.sleep(1e9)` or a repeating timer would outlive the budget.
+    func limitsStop() -> Bool {
+        guard bk_stop_requested(state.runtime) != nil else { return false }
+        bk_check_limits_soon(state.L)
+        return true
+    }
+
+    /// How long a wait may last before `limitsStop` must be asked again (nil: no limits apply).
+    func limitsWaitCap() -> UInt64? {
+        let seconds = bk_limits_wait_cap(state.runtime, state.L)
+        return seconds < 0 ? nil : MonotonicClock.nanoseconds(seconds)
     }
 
     /// Work running outside the loop (a worker) keeps `run` alive like a block on another queue

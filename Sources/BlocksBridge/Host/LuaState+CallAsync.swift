@@ -67,16 +67,9 @@ extension LuaState {
     }
 
     private func pushEngine(on s: LuaStack, field: String, from key: String) throws(LuaError) {
-        do throws(LuaRaise) {
-            try TaskEngine.pushFunctions(on: s)
-        } catch {
+        guard TaskEngine.pushFunction(field, ofTableAt: key, on: s) else {
             throw LuaError(kind: .runtime, message: "tasks need the base, coroutine and table libraries")
         }
-        s.pop()
-        guard s.rawGet(LuaStack.registryIndex, field: key) == .table, s.rawGet(-1, field: field) == .function else {
-            throw LuaError(kind: .runtime, message: "tasks: no engine function '\(field)'")
-        }
-        s.remove(at: -2)
     }
 }
 

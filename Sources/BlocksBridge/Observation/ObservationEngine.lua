@@ -1,7 +1,7 @@
 -- The observation engine: the Lua half of bk.addObserverForKeyPath and observable properties.
 -- Loaded once per state by ObservationEngine.swift as "=bk/ObservationEngine.lua"; gets its
 -- upvalues from Swift (see ObservationEngine.push), uses no globals.
-local G, traceback, report, setmeta, getmeta, observableUserdata = ...
+local G, traceback, report, setmeta, getmeta, observableUserdata, makeWrite = ...
 local rawget, rawset, rawequal, rawlen, rawnext = G.rawget, G.rawset, G.rawequal, G.rawlen, G.next
 local type, xpcall, pcall, setmetatable, error = G.type, G.xpcall, G.pcall, G.setmetatable, G.error
 local select = G.select
@@ -123,6 +123,7 @@ local function addLink(record, target, key, link)
   if link.w.obs.options.prior then copy.prior = true end
   copy.single = copy.fast and #copy == 1 and link.task or nil
   links[key] = copy   -- copy on write: a notification in progress keeps walking its snapshot
+  if record.singles then record.singles[key] = copy.single end
 end
 
 local function restore(target, record)
@@ -155,6 +156,7 @@ local function removeLink(record, target, key, link)
   end
   copy.prior, copy.fast = prior, fast
   copy.single = fast and #copy == 1 and copy[1].task or nil
+  if record.singles then record.singles[key] = copy.single end
   if #copy > 0 then links[key] = copy return end
   links[key] = nil
   record.keys = record.keys - 1
@@ -198,8 +200,8 @@ end
 
 local function proxyTable(t)
   local original = getmeta(t)
-  local store, links = {}, {}
-  local record = { store = store, links = links, keys = 0, original = original }
+  local store, links, singles = {}, {}, {}
+  local record = { store = store, links = links, keys = 0, original = original, singles = singles }
   local meta = {}
   if original then
     for k, v in rawnext, original do meta[k] = v end
@@ -261,19 +263,13 @@ local function proxyTable(t)
     postPass(ls, old, new)
   end
   if onewindex == nil then
-    -- The common case kept short: one plain observer of the key (`single`: its task).
-    meta.__newindex = function(t, k, v)
+    -- The common case, a key with one plain observer (`singles`: key -> its task), is handled in C
+    -- (ObservedWrite.c: store, then the task in a protected call); every other write comes here.
+    meta.__newindex = makeWrite(singles, store, traceback, report, function(t, k, v)
       local ls = links[k]
       if ls == nil then rawset(t, k, v) return end
-      local single = ls.single
-      if single then
-        store[k] = v
-        local ok, err = xpcall(single, traceback, t)
-        if not ok then report(err) end
-        return
-      end
       return observedSet(t, k, v, ls)
-    end
+    end)
   else
     meta.__newindex = function(t, k, v)
       local ls = links[k]

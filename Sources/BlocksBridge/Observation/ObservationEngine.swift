@@ -53,7 +53,8 @@ enum ObservationEngine {
             stack.push(LuaObservers.register(userdataAt: 1, in: stack))
             return 1
         }
-        try stack.callBlock(arguments: 6, results: 1, handler: handler)
+        bk_pushcfunction(stack.L, bk_push_observed_write)
+        try stack.callBlock(arguments: 7, results: 1, handler: handler)
         stack.remove(at: handler)
         stack.pushCopy(of: -1)
         stack.rawSet(LuaStack.registryIndex, field: registryKey)

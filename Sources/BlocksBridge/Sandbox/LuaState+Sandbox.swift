@@ -39,6 +39,12 @@ extension LuaState {
         }
     }
 
+    /// Why the current run is to stop ("interrupted", "time limit exceeded", ...), or nil: what a
+    /// host learns when `eventLoop.run()` returned early because the budget ran out while it waited.
+    public var stopReason: String? {
+        bk_stop_requested(runtime).map { String(cString: $0) }
+    }
+
     /// Instructions used since the budget was last reset (counted in steps of up to 1000).
     public var instructionsUsed: Int { Int(runtime.pointee.instructions_used) }
 
@@ -66,5 +72,16 @@ public struct LuaInterruptHandle: Sendable {
 
     public func interrupt() {
         bk_interrupt(storage.pointer)
+    }
+}
+
+extension LuaStack {
+    /// After a wait on the loop: raises the reason when the state's limits stopped the script
+    /// meanwhile (the calling thread's hook then raises again at its next instruction, so a pcall
+    /// cannot go on).
+    func raiseIfLimitsStopped() throws(LuaRaise) {
+        guard let reason = bk_stop_requested(runtime) else { return }
+        bk_check_limits_soon(L)
+        throw .message(String(cString: reason))
     }
 }

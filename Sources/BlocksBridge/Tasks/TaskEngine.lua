@@ -488,18 +488,16 @@ local function results(outcome)
 end
 
 local function await(x, timeout)
-  local kind = kindOf(x)
-  if kind == nil then argError(1, "await", "task expected, got " .. typeName(x)) end
-  if timeout ~= nil then checkDuration(timeout, 2, "await") end
-  local done = kind == taskKind and rawget(x, RECORD)
-  if done and done.state == DONE and not done.cancelled then
-    -- Already finished: no waiting, no closures (as cheap as a call).
-    local task = runningTask()
-    if task ~= nil and task.cancelled then error(cancelled) end
+  -- A task that already finished: no kinds to try, no waiting, no closures.
+  local done = timeout == nil and recordOf(x)
+  if done and done.state == DONE and not done.cancelled and (current == nil or not current.cancelled) then
     done.observed = true
     local r = done.results
     return unpack(r, 1, r.n)
   end
+  local kind = kindOf(x)
+  if kind == nil then argError(1, "await", "task expected, got " .. typeName(x)) end
+  if timeout ~= nil then checkDuration(timeout, 2, "await") end
   local token = kind.begin(x)
   local outcome
   wait(function()

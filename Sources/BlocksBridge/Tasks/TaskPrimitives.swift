@@ -26,6 +26,7 @@ enum TaskPrimitives {
                 stack.pop()
                 return done
             }
+            if outcome == .limited { try stack.raiseIfLimitsStopped() }
             // Also in the cell: a hook may raise before the caller reads the result (Ctrl-C).
             stack.push(outcome.rawValue)
             stack.pushCopy(of: -1)

@@ -114,11 +114,24 @@ enum TaskEngine {
         }
     }
 
-    /// Pushes the engine's own table (`kinds`, `waitFor`, ...), loading the engine on first use.
-    static func pushEngine(on stack: LuaStack) throws(LuaRaise) {
-        try pushFunctions(on: stack)
-        stack.pop()
-        stack.rawGet(LuaStack.registryIndex, field: registryKey)
+    /// Loads the engine (and its extensions) if need be, then pushes the function `name` of the
+    /// table at registry `key` (`functionsKey`, `registryKey`, an extension's); false (nothing
+    /// pushed) when the engine cannot load (a state without the coroutine library) or there is none.
+    static func pushFunction(_ name: String, ofTableAt key: String, on stack: LuaStack) -> Bool {
+        let base = stack.top
+        do throws(LuaRaise) {
+            try pushFunctions(on: stack)
+        } catch {
+            stack.top = base
+            return false
+        }
+        stack.top = base
+        guard stack.rawGet(LuaStack.registryIndex, field: key) == .table, stack.rawGet(-1, field: name) == .function else {
+            stack.top = base
+            return false
+        }
+        stack.remove(at: -2)
+        return true
     }
 
     /// `bk.cancelled`: a unique value whose tostring is "cancelled", that scripts cannot change.

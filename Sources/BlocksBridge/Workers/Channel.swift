@@ -113,6 +113,7 @@ public final class Channel: LuaShareable, @unchecked Sendable {
         waitingLoops[key, default: (loop, 0)].count += 1
         condition.unlock()
         _ = loop.run(until: { self.condition.withLock { ready() } }, deadline: deadline)
+        defer { if bk_stop_requested(stack.runtime) != nil { bk_check_limits_soon(stack.L) } }
         condition.lock()
         if let entry = waitingLoops[key] {
             if entry.count <= 1 { waitingLoops[key] = nil } else { waitingLoops[key] = (loop, entry.count - 1) }

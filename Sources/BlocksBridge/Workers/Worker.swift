@@ -207,6 +207,7 @@ public final class Worker: LuaBridged, @unchecked Sendable {
             return
         }
         if !loop.run(until: { self.isFinished }) {
+            try stack.raiseIfLimitsStopped()
             throw .message("the worker's result is not available (the state is closing)")
         }
     }

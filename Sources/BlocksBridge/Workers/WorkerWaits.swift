@@ -39,36 +39,12 @@ enum WorkerWaits {
     /// Pushes the engine's `bk.await`; false (nothing pushed) when the engine cannot load (a state
     /// without the coroutine library): the caller then waits the blocking way.
     static func pushAwait(on stack: LuaStack) -> Bool {
-        let base = stack.top
-        do throws(LuaRaise) {
-            try TaskEngine.pushFunctions(on: stack)
-        } catch {
-            stack.top = base
-            return false
-        }
-        let found = stack.rawGet(-1, field: "await") == .function
-        stack.remove(at: -2)
-        if !found { stack.top = base }
-        return found
+        TaskEngine.pushFunction("await", ofTableAt: TaskEngine.functionsKey, on: stack)
     }
 
     /// Pushes the channel wait `name` ("send" or "receive") of `WorkerWaits.lua`; false as above.
     static func pushChannelWait(_ name: String, on stack: LuaStack) -> Bool {
-        let base = stack.top
-        do throws(LuaRaise) {
-            try TaskEngine.pushEngine(on: stack)
-        } catch {
-            stack.top = base
-            return false
-        }
-        stack.top = base
-        guard stack.rawGet(LuaStack.registryIndex, field: registryKey) == .table,
-              stack.rawGet(-1, field: name) == .function else {
-            stack.top = base
-            return false
-        }
-        stack.remove(at: -2)
-        return true
+        TaskEngine.pushFunction(name, ofTableAt: registryKey, on: stack)
     }
 
     private static func pushNatives(on stack: LuaStack) {

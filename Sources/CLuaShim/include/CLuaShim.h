@@ -202,6 +202,14 @@ extern int bk_transfer_is_shareable(lua_State *L, int idx);
 /// Implemented in Swift: pushes onto `to` the shareable object at `idx` of `from`; 1 when pushed.
 extern int bk_transfer_push_shared(lua_State *from, int idx, lua_State *to);
 
+// MARK: - Observed writes (ObservedWrite.c)
+
+/// makeWrite(singles, store, handler, report, general) -> the __newindex of an observed table's
+/// proxy metatable: a write of a key in `singles` (key -> its one plain observer's task) stores the
+/// value in `store` and calls the task with the table in a protected call (`handler` records the
+/// traceback; an error goes to `report`); any other write calls `general(t, k, v)`. Yieldable.
+int bk_push_observed_write(lua_State *L);
+
 // MARK: - Sandbox limits (Limits.c)
 
 /// Installs the count hook that enforces `instruction_limit`, `deadline` and `interrupted` on `L`
@@ -223,6 +231,10 @@ void bk_interrupt_installing_hook(lua_State *L, bk_runtime *rt);
 /// consumes and trips): for Swift code waiting on other threads' work (the pool), which passes the
 /// stop on to them.
 const char *bk_stop_requested(bk_runtime *rt);
+/// How long (seconds) a wait on the loop may last before `rt`'s limits are checked again: until the
+/// deadline, and at most 20 ms when the count hook is installed on the main thread `L` (an
+/// interrupt from another thread is then seen that soon); -1 when no limit applies.
+double bk_limits_wait_cap(bk_runtime *rt, lua_State *L);
 /// Has the count hook of `L` (when installed) run before its next instruction, so a stop that
 /// bk_stop_requested saw trips at once instead of up to a hook step later.
 void bk_check_limits_soon(lua_State *L);
