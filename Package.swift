@@ -54,19 +54,18 @@ let package = Package(
         ),
         // Declares the macros and re-exports BlocksBridge: `import BlocksBridgeExport`.
         .target(name: "BlocksBridgeExport", dependencies: ["BlocksBridge", "BlocksBridgeMacros"]),
-        // bklua's line editor: Debian's libedit-dev (BSD editline), driven one key at a time.
-        .target(
-            name: "CEdit",
-            dependencies: ["CLua"],
-            path: "Sources/CEdit",
-            linkerSettings: [.linkedLibrary("edit")]
-        ),
+        // bklua's line editor: Debian's libedit-dev (BSD editline), driven one key at a time. Not
+        // linked: loaded (dlopen) when the prompt starts, so that `bklua -e`/script runs never load it.
+        .target(name: "CEdit", dependencies: ["CLua"], path: "Sources/CEdit"),
         .executableTarget(
             name: "bklua",
             dependencies: ["BlocksBridge", "CLua", "CLuaShim", "CEdit"],
             // help(bk.map) at the prompt: docs/reference.md (linked here) compiled in;
             // `bklua --annotations`: library/bk.lua (linked as Resources/bk.lua).
-            resources: [.embedInCode("reference.md"), .embedInCode("Resources/bk.lua")]
+            resources: [.embedInCode("reference.md"), .embedInCode("Resources/bk.lua")],
+            // Start-up: the Swift runtime linked in, not loaded and bound symbol by symbol at every
+            // start (bkbench's start-up benchmark). Release only, the build users run.
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
         ),
         .executableTarget(
             name: "bkbench",

@@ -1,7 +1,7 @@
 #define _GNU_SOURCE  // pipe2
 #include "CEdit.h"
 
-#include <editline/readline.h>
+#include "Editline.h"
 #include <lauxlib.h>
 #include <locale.h>
 #include <signal.h>
@@ -44,29 +44,31 @@ static void restore_at_exit(void);
 /// "Output at the prompt"), this stream never is.
 static FILE *terminal;
 
-void cedit_initialize(const char *program_name) {
+int cedit_initialize(const char *program_name, char *error, size_t error_size) {
+    if (editline_load(error, error_size) != 0) return -1;
     atexit(restore_at_exit);
     int terminal_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
     terminal = terminal_fd >= 0 ? fdopen(terminal_fd, "w") : NULL;
     if (terminal == NULL) terminal = stdout;
-    rl_outstream = terminal;
+    *editline.rl_outstream = terminal;
     // libedit decodes keys by LC_CTYPE: without a UTF-8 one, typed UTF-8 text is dropped. (Only
     // the character type changes: Lua's lexer and number formatting do not depend on it.)
     const char *ctype = setlocale(LC_CTYPE, "");
     if (ctype == NULL || strcmp(ctype, "C") == 0 || strcmp(ctype, "POSIX") == 0) setlocale(LC_CTYPE, "C.UTF-8");
-    rl_readline_name = program_name;
-    rl_catch_signals = 0;  // bklua owns SIGINT; libedit must not re-raise it
-    rl_getc_function = read_key_code;  // bracketed paste (see "Pasting")
-    rl_initialize();
-    rl_add_defun("bklua-paste-end", paste_end, PASTE_END_KEY);
+    *editline.rl_readline_name = program_name;
+    *editline.rl_catch_signals = 0;  // bklua owns SIGINT; libedit must not re-raise it
+    *editline.rl_getc_function = read_key_code;  // bracketed paste (see "Pasting")
+    editline.rl_initialize();
+    editline.rl_add_defun("bklua-paste-end", paste_end, PASTE_END_KEY);
     // A Lua name with its dots and colons is one word: `string.fo` completes to `string.format`.
-    rl_basic_word_break_characters = " \t\n\"'`@$><=;|&{}()[],+-*/%^~#";
-    rl_completer_word_break_characters = (char *)rl_basic_word_break_characters;
-    rl_attempted_completion_function = attempt_completion;
-    rl_completion_append_character = '\0';
+    *editline.rl_basic_word_break_characters = " \t\n\"'`@$><=;|&{}()[],+-*/%^~#";
+    *editline.rl_completer_word_break_characters = (char *)*editline.rl_basic_word_break_characters;
+    *editline.rl_attempted_completion_function = attempt_completion;
+    *editline.rl_completion_append_character = '\0';
     // This libedit rings the bell even when Tab found the one completion; its bell becomes a
     // no-op attribute reset instead.
-    rl_parse_and_bind("settc bl \033[m");
+    editline.rl_parse_and_bind("settc bl \033[m");
+    return 0;
 }
 
 void cedit_begin_line(const char *prompt) {
@@ -74,13 +76,13 @@ void cedit_begin_line(const char *prompt) {
     line_done = 0;
     fputs("\033[?2004h", terminal);  // bracketed paste on: pasted text comes between markers
     fflush(terminal);
-    rl_callback_handler_install(prompt, line_handler);
+    editline.rl_callback_handler_install(prompt, line_handler);
     editing = 1;
 }
 
 void cedit_end_line(void) {
     editing = 0;
-    rl_callback_handler_remove();
+    editline.rl_callback_handler_remove();
     fputs("\033[?2004l", terminal);  // off while Lua runs (a script may read the terminal)
     fflush(terminal);
 }
@@ -162,7 +164,7 @@ static int read_key_code(FILE *stream) {
 }
 
 cedit_status cedit_read_key(void) {
-    rl_callback_read_char();
+    editline.rl_callback_read_char();
     int done = line_done;
     line_done = 0;
     if (done == CEDIT_EOF) {
@@ -207,7 +209,8 @@ static int terminal_columns(void) {
 void cedit_hide_line(void) {
     // The cursor is on the row of the prompt plus the rows the text before it wrapped onto.
     size_t before = visible_width(current_prompt, strlen(current_prompt));
-    if (rl_line_buffer != NULL && rl_point > 0) before += visible_width(rl_line_buffer, (size_t)rl_point);
+    const char *line = editline.rl_line_buffer != NULL ? *editline.rl_line_buffer : NULL;
+    if (line != NULL && *editline.rl_point > 0) before += visible_width(line, (size_t)*editline.rl_point);
     size_t rows_up = before / (size_t)terminal_columns();
     fflush(stdout);
     if (rows_up > 0) fprintf(terminal, "\r\033[%zuA\033[J", rows_up);
@@ -219,7 +222,7 @@ void cedit_show_line(void) {
     fflush(stdout);
     fflush(stderr);
     // libedit redraws from column 0 of the current row, where the output left the cursor.
-    rl_forced_update_display();
+    editline.rl_forced_update_display();
     fflush(terminal);
 }
 
@@ -345,14 +348,14 @@ static void restore_at_exit(void) {
 // MARK: - History
 
 void cedit_history_load(const char *path, int limit) {
-    using_history();
-    stifle_history(limit);
-    read_history(path);
+    editline.using_history();
+    editline.stifle_history(limit);
+    editline.read_history(path);
 }
 
-void cedit_history_add(const char *line) { add_history(line); }
+void cedit_history_add(const char *line) { editline.add_history(line); }
 
-int cedit_history_save(const char *path) { return write_history(path); }
+int cedit_history_save(const char *path) { return editline.write_history(path); }
 
 // MARK: - Completion
 
@@ -391,15 +394,15 @@ static char **attempt_completion(const char *text, int start, int end) {
     (void)end;
     for (size_t i = 0; i < candidate_count; i++) free(candidates[i]);
     candidate_count = 0;
-    rl_attempted_completion_over = 1;  // never fall back to file names
+    *editline.rl_attempted_completion_over = 1;  // never fall back to file names
     if (pasting) {  // a pasted Tab is text
-        rl_insert_text("\t");
+        editline.rl_insert_text("\t");
         return NULL;
     }
     if (completer == NULL) return NULL;
     completer(completer_context, text);
     if (candidate_count == 0) return NULL;
-    return rl_completion_matches(text, next_candidate);
+    return editline.rl_completion_matches(text, next_candidate);
 }
 
 // MARK: - Ctrl-C
@@ -470,7 +473,7 @@ void cedit_watch_resizes(void) {
 void cedit_apply_resize(void) {
     if (!resized) return;
     resized = 0;
-    rl_resize_terminal();
+    editline.rl_resize_terminal();
 }
 
 void cedit_watch_interrupts(void) {

@@ -15,9 +15,15 @@ final class LineEditor {
 
     let loop: EventLoopAtPrompt
 
-    init(loop: EventLoopAtPrompt, completer: Completer) {
+    /// Nil when libedit cannot be loaded (said on stderr): the REPL then reads plain lines.
+    init?(loop: EventLoopAtPrompt, completer: Completer) {
         self.loop = loop
-        cedit_initialize("bklua")
+        var error = [CChar](repeating: 0, count: 256)
+        guard cedit_initialize("bklua", &error, error.count) == 0 else {
+            let reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            StandardStreams.writeError("bklua: no line editing (\(reason))\n")
+            return nil
+        }
         cedit_set_completer({ context, word in
             guard let context, let word else { return }
             let completer = Unmanaged<Completer>.fromOpaque(context).takeUnretainedValue()

@@ -28,9 +28,9 @@ struct REPL {
         let dumb = getenv("TERM").map { String(cString: $0) == "dumb" } ?? true
         colors = isatty(0) != 0 && isatty(1) != 0 && !noColor && !dumb
         ReferenceHelp.install(on: runner.stack)
-        if isatty(0) != 0 && isatty(1) != 0 {
-            let loop = EventLoopAtPrompt(state: runner.state)
-            editor = LineEditor(loop: loop, completer: Completer(stack: runner.stack))
+        if isatty(0) != 0 && isatty(1) != 0,
+           let editor = LineEditor(loop: EventLoopAtPrompt(state: runner.state), completer: Completer(stack: runner.stack)) {
+            self.editor = editor
             let history = History(environment: environment)
             history.load()
             self.history = history

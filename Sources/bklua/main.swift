@@ -86,8 +86,9 @@ func protectedMain(state: LuaState, argv: [String], progname: String) -> Int32 {
         }
     }
     // Like a Node.js process: after the script, the event loop runs until nothing is pending (or
-    // the sandbox budget, one for the whole run, is spent).
-    if !state.eventLoop.run(), let reason = state.stopReason {
+    // the sandbox budget, one for the whole run, is spent). A script that scheduled nothing made
+    // no loop, and none is made for it (start-up time).
+    if let loop = state.eventLoopIfMade, !loop.run(), let reason = state.stopReason {
         StandardStreams.writeError("bklua: \(reason)\n")
         return 1
     }

@@ -145,13 +145,27 @@ test("a traceback names a bk function the way the script called it: bk.map, bk_m
   ok(out:find("in function 'bk.map'", 1, true), out)
 end)
 
-test("bklua starts without Foundation; the first XMLParser parse loads it (libbkxml.so)", function()
+test("bklua starts without Foundation or libedit; the first XMLParser parse loads Foundation (libbkxml.so)", function()
+  -- libedit is loaded when the prompt starts (Tests/repl drives it).
   local out = shell(BKLUA .. [[ -e '
     local function loaded(name)
       local f = assert(io.open("/proc/self/maps")); local maps = f:read("a"); f:close()
       return maps:find(name, 1, true) ~= nil
     end
-    print(loaded("libFoundation"), loaded("libicu"), loaded("libxml2"))
+    print(loaded("libFoundation"), loaded("libicu"), loaded("libxml2"), loaded("libedit"))
     print(bk.XMLParser("<a/>"):parse(), loaded("libFoundation"))']])
-  eq(out, "false\tfalse\tfalse\ntrue\ttrue\n")
+  eq(out, "false\tfalse\tfalse\tfalse\ntrue\ttrue\n")
+end)
+
+test("XMLParserDelegate (made on first use) is predeclared in a fresh state, and a script's own replaces it", function()
+  local out = shell(BKLUA .. [[ -e '
+    local builtin = bk.protocol("XMLParserDelegate")
+    print(builtin.name, builtin.methods.parserDidStartElement ~= nil)
+    print(bk.XMLParser("<a/>").delegate.protocol == builtin)']])
+  eq(out, "XMLParserDelegate\ttrue\ntrue\n")
+  out = shell(BKLUA .. [[ -e '
+    local mine = bk.protocol("XMLParserDelegate", { "parserDidStartElement" })
+    local p = bk.XMLParser("<a/>")
+    print(p.delegate.protocol == mine, p.delegate.protocol.methods.parserFoundCharacters)']])
+  eq(out, "true\tnil\n")
 end)

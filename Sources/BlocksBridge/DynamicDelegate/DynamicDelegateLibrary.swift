@@ -95,12 +95,11 @@ extension BKLibrary {
         },
         BKFunction("XMLParser") { stack throws(LuaRaise) in
             _ = try stack.checkString(1)
-            stack.push(object: XMLParserObject(data: stack.stringBytes(1) ?? []))
+            XMLParserObject.push(XMLParserObject(data: stack.stringBytes(1) ?? []), on: stack)
             return 1
         },
     ], setUp: { stack, module in
         DynamicDelegateStore.setUp(stack, module: module)
-        XMLParserObject.setUp(stack)
     })
 }
 

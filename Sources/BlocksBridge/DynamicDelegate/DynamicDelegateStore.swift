@@ -115,11 +115,14 @@ enum DynamicDelegateStore {
         stack.pop()
     }
 
+    /// The protocol registered as `name`; the bridge's own (`XMLParserDelegate`) is registered
+    /// here, the first time it is asked for.
     static func registeredProtocol(named name: String, in stack: LuaStack) -> DelegateProtocol? {
         let protocols = pushStoreTable(stack, "protocols")
         stack.rawGet(protocols, field: name)
         let proto = stack.toObject(DelegateProtocol.self, at: -1)
         stack.pop(2)
+        if proto == nil, name == XMLParserObject.protocolName { return XMLParserObject.registerProtocol(stack) }
         return proto
     }
 

@@ -31,13 +31,27 @@ final class XMLParserObject: LuaBridged {
         "parserParseErrorOccurred", "parserValidationErrorOccurred",
     ]
 
-    /// Registers the protocol and makes it the `delegate` protocol of parsers.
-    static func setUp(_ stack: LuaStack) {
+    // Both made on first use, not at start-up: the protocol when its name is first looked up
+    // (DynamicDelegateStore.registeredProtocol), the class's when the first parser is made.
+
+    /// Registers the protocol (a script may replace it, as any protocol) and returns it.
+    static func registerProtocol(_ stack: LuaStack) -> DelegateProtocol {
         let methods = Dictionary(uniqueKeysWithValues: methodNames.map {
             ($0, DelegateProtocol.Method(required: false, combine: nil, defaultValue: nil))
         })
-        DelegateProtocol(name: protocolName, methods: methods).register(in: stack)
-        LuaClass.registerDelegateProtocol(protocolName, for: luaClass, in: stack)
+        let proto = DelegateProtocol(name: protocolName, methods: methods)
+        proto.register(in: stack)
+        return proto
+    }
+
+    /// Pushes a new parser; the first one of the state makes the protocol the `delegate` protocol
+    /// of the class (with its metatable).
+    static func push(_ parser: XMLParserObject, on stack: LuaStack) {
+        if stack.rawGet(LuaStack.registryIndex, field: luaClass.name) != .table {
+            LuaClass.registerDelegateProtocol(protocolName, for: luaClass, in: stack)
+        }
+        stack.pop()
+        stack.push(object: parser)
     }
 
     static func delegateProtocol(_ stack: LuaStack) throws(LuaRaise) -> DelegateProtocol {

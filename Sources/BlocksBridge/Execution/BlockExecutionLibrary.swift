@@ -80,7 +80,6 @@ extension BKLibrary {
             return 1
         },
     ], setUp: { stack, module in
-        stack.lookUpMethodsFirst(for: BlockHandle.luaClass)
         stack.push(object: BlockQueue.main)
         stack.rawSet(module, field: "mainQueue")
         stack.push(object: BlockQueue.background)

@@ -74,5 +74,6 @@ public final class BlockHandle: ScheduledWork, LuaBridged, @unchecked Sendable {
                 stack.push("bk.BlockHandle(\(state ?? "?"))")
                 return 1
             },
-        ])
+        ],
+        methodsFirst: true)
 }

@@ -586,6 +586,12 @@ extension LuaState {
     public var eventLoop: EventLoop {
         extensionObject(EventLoop.self) { EventLoop(state: self) }
     }
+
+    /// The state's event loop if anything made it, else nil: a state that never scheduled work
+    /// has nothing to run (bklua skips making a loop after such a script: start-up time).
+    public var eventLoopIfMade: EventLoop? {
+        existingExtensionObject(EventLoop.self)
+    }
 }
 
 /// The registry key (a light userdata) under which a state keeps its loop's address, so the hot

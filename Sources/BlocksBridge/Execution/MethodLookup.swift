@@ -1,13 +1,13 @@
 /// Method calls on bridged objects that also have properties go through a Swift `__index`
 /// (a property lookup by Swift string first). For the objects scripts call methods on in hot loops
-/// (`handle:cancel()`), a small Lua `__index` looks the method table up first, inside the VM, and
-/// hands only other keys (the properties) to the Swift one.
+/// (`handle:cancel()`), a class says `methodsFirst`, and a small Lua `__index` looks the method
+/// table up first, inside the VM, and hands only other keys (the properties) to the Swift one. It is
+/// made with the class's metatable, on first use, not at start-up.
 extension LuaStack {
-    func lookUpMethodsFirst(for cls: LuaClass) {
+    /// Replaces the Swift `__index` of the metatable at `meta` (which has `methods`) with the Lua one.
+    func lookUpMethodsFirst(meta: Int32, className: String) {
         let base = top
         defer { top = base }
-        pushMetatable(for: cls)
-        let meta = top
         guard rawGet(meta, field: "methods") == .table, rawGet(meta, field: "__index") == .function else { return }
         do {
             try load("""
@@ -17,7 +17,7 @@ extension LuaStack {
                   if method ~= nil then return method end
                   return index(self, key)
                 end
-                """, name: "=[bk " + cls.name + " __index]")
+                """, name: "=[bk " + className + " __index]")
             insert(at: meta + 1)
             try call(arguments: 2, results: 1)
             rawSet(meta, field: "__index")

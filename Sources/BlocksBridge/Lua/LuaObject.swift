@@ -12,15 +12,27 @@ public final class LuaClass: Sendable {
     public let metamethods: [BKFunction]
     /// `obj[i]` for an integer `i`: pushes the element and returns true, or returns false (nil).
     public let element: (@Sendable (AnyObject, LuaStack, Int64) throws(LuaRaise) -> Bool)?
+    /// Methods are looked up in Lua before the Swift `__index` runs (see `MethodLookup.swift`):
+    /// for classes with properties whose methods scripts call in hot loops.
+    let methodsFirst: Bool
 
-    public init(name: String, methods: [BKFunction] = [], properties: [LuaProperty] = [],
-                metamethods: [BKFunction] = [],
-                element: (@Sendable (AnyObject, LuaStack, Int64) throws(LuaRaise) -> Bool)? = nil) {
+    public convenience init(name: String, methods: [BKFunction] = [], properties: [LuaProperty] = [],
+                            metamethods: [BKFunction] = [],
+                            element: (@Sendable (AnyObject, LuaStack, Int64) throws(LuaRaise) -> Bool)? = nil) {
+        self.init(name: name, methods: methods, properties: properties, metamethods: metamethods,
+                  element: element, methodsFirst: false)
+    }
+
+    init(name: String, methods: [BKFunction] = [], properties: [LuaProperty] = [],
+         metamethods: [BKFunction] = [],
+         element: (@Sendable (AnyObject, LuaStack, Int64) throws(LuaRaise) -> Bool)? = nil,
+         methodsFirst: Bool) {
         self.name = name
         self.methods = methods
         self.properties = Dictionary(properties.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
         self.metamethods = metamethods
         self.element = element
+        self.methodsFirst = methodsFirst
     }
 }
 
@@ -181,6 +193,7 @@ extension LuaStack {
             }
             rawSet(meta, field: "__index")
             rawSet(meta, field: "methods")
+            if cls.methodsFirst { lookUpMethodsFirst(meta: meta, className: cls.name) }
         }
         push(function: "__newindex") { stack throws(LuaRaise) in
             try LuaStack.newIndexBridged(stack, cls)

@@ -128,7 +128,7 @@ public final class LuaState {
 
     /// The state's instance of `type` if one was made (never creates it).
     func existingExtensionObject<T: AnyObject>(_ type: T.Type) -> T? {
-        extensions[ObjectIdentifier(type)] as? T
+        extensionsLock.withLock { extensions[ObjectIdentifier(type)] } as? T
     }
 
     // MARK: References

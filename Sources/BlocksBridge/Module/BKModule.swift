@@ -13,7 +13,8 @@ public enum BKModule {
 
     /// Builds the module table and makes it `package.loaded.bk` (so `require "bk"` returns it).
     static func register(in stack: LuaStack) {
-        stack.pushNewTable(recordCount: Int32(exportedNames.count))
+        let count = libraries.reduce(0) { $0 + $1.functions.count + $1.luaFunctionNames.count }
+        stack.pushNewTable(recordCount: Int32(count))
         let module = stack.top
         for library in libraries {
             for function in library.functions {
@@ -47,21 +48,6 @@ public enum BKModule {
         pushModule(on: stack)
         let module = stack.top
         guard stack.type(at: module) == .table else { return }
-        // The names first: `globals` may be the module itself (bk.installGlobals(bk)), and a
-        // table must not gain keys while `next` walks it.
-        var names: [String] = []
-        stack.pushNil()
-        while stack.next(module) {
-            if let name = stack.stringValue(-2), !name.hasPrefix("bk_"), stack.type(at: -1) == .function {
-                names.append(name)
-            }
-            stack.pop()
-        }
-        stack.pushCopy(of: module)
-        stack.rawSet(globals, field: "bk")
-        for name in names {
-            stack.rawGet(module, field: name)
-            stack.rawSet(globals, field: "bk_" + name)
-        }
+        bk_install_globals(stack.L, globals, module)
     }
 }

@@ -29,17 +29,17 @@ enum TaskEngine {
 
 
     /// Each stub asks the loader once, then calls the engine's function (a Lua call, so it can yield).
+    /// A literal, and no standard library used: it runs at start-up, before they are open.
     static let stubs = """
-        local module, load = ...
-        local function stub(name)
-          local real
-          return function(...)
+        local module, load, names = ...
+        for i = 1, #names do
+          local name, real = names[i], nil
+          module[name] = function(...)
             if real == nil then real = load()[name] end
             return real(...)
           end
         end
-        
-        """ + names.map { "module.\($0) = stub(\"\($0)\")" }.joined(separator: "\n")
+        """
 
     static func installStubs(on stack: LuaStack, module: Int32) {
         let base = stack.top
@@ -60,7 +60,12 @@ enum TaskEngine {
             try pushFunctions(on: stack)
             return 1
         }
-        if stack.protectedCall(arguments: 2, results: 0, handler: handler) != LUA_OK {
+        stack.pushNewTable(arrayCount: Int32(names.count))
+        for (i, name) in names.enumerated() {
+            stack.push(name)
+            stack.rawSet(-2, Int64(i + 1))
+        }
+        if stack.protectedCall(arguments: 3, results: 0, handler: handler) != LUA_OK {
             StandardStreams.writeError("bk: tasks: \(stack.toString(-1) ?? "?")\n")
         }
     }

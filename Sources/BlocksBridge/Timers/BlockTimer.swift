@@ -110,5 +110,6 @@ public final class BlockTimer: ScheduledWork, LuaBridged, @unchecked Sendable {
                 stack.push("bk.Timer(\(text ?? "?"))")
                 return 1
             },
-        ])
+        ],
+        methodsFirst: true)
 }

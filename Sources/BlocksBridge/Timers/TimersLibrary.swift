@@ -13,9 +13,7 @@ extension BKLibrary {
             stack.push(object: try makeTimer(stack))
             return 1
         },
-    ], setUp: { stack, _ in
-        stack.lookUpMethodsFirst(for: BlockTimer.luaClass)
-    })
+    ])
 
     private static func makeTimer(_ stack: LuaStack) throws(LuaRaise) -> BlockTimer {
         let interval = try checkDelay(stack, 1)

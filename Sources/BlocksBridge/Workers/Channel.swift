@@ -284,5 +284,6 @@ public final class Channel: LuaShareable, @unchecked Sendable {
                 stack.push(text ?? "bk.Channel(?)")
                 return 1
             },
-        ])
+        ],
+        methodsFirst: true)
 }

@@ -194,7 +194,8 @@ public final class Worker: LuaBridged, @unchecked Sendable {
                 stack.push("bk.Worker(\(status ?? "?"))")
                 return 1
             },
-        ])
+        ],
+        methodsFirst: true)
 
     /// Waits for the worker without blocking the caller's loop: runs it (a thread that cannot
     /// run the loop, a block of another queue, waits on the worker itself).

@@ -71,8 +71,6 @@ extension BKLibrary {
             return 1
         },
     ], setUp: { stack, _ in
-        stack.lookUpMethodsFirst(for: Worker.luaClass)
-        stack.lookUpMethodsFirst(for: Channel.luaClass)
         WorkerWaits.install(on: stack)
     })
 }

@@ -1,6 +1,7 @@
-// bklua's line editor: libedit (BSD editline) through its readline-compatible API, driven one
-// byte at a time so the REPL can run the event loop while the prompt waits, plus lua.c's Ctrl-C
-// interrupt (a debug hook set from the signal handler).
+// bklua's line editor: libedit (BSD editline) through its readline-compatible API (loaded by
+// cedit_initialize, not linked: see Editline.h), driven one byte at a time so the REPL can run the
+// event loop while the prompt waits, plus lua.c's Ctrl-C interrupt (a debug hook set from the
+// signal handler).
 #ifndef CEDIT_H
 #define CEDIT_H
 
@@ -9,8 +10,10 @@
 
 // MARK: - Line editing
 
-/// Sets libedit up on stdin/stdout (no signal handling of its own, Lua-friendly word breaks).
-void cedit_initialize(const char *program_name);
+/// Loads libedit and sets it up on stdin/stdout (no signal handling of its own, Lua-friendly word
+/// breaks). Returns 0, or -1 with the reason in `error` when libedit cannot be loaded: then no
+/// other line editing or history function may be called.
+int cedit_initialize(const char *program_name, char *error, size_t error_size);
 
 /// Shows `prompt` with an empty line and starts editing (terminal in raw mode).
 void cedit_begin_line(const char *prompt);

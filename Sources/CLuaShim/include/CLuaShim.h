@@ -11,8 +11,9 @@
 //       enforced once control is back in Lua, and an emergency reserve is given back when the
 //       system itself is out of memory, so an out-of-memory error cannot start inside Swift.
 // The files: Boundary.c (allocator, trampoline, protected calls, error values), Walk.c (the
-// collections' walk driver), Transfer.c (copies between states), Limits.c (sandbox limits), ModuleEntry.c (bk.so's luaopen_bk),
-// Console.c (panic, warnings, stdio), Loop.c (the event loop's system calls).
+// collections' walk driver), Transfer.c (copies between states), Limits.c (sandbox limits),
+// ModuleEntry.c (bk.so's luaopen_bk), Globals.c (the bk_NAME globals), Console.c (panic, warnings,
+// stdio), Loop.c (the event loop's system calls).
 #ifndef CLUASHIM_H
 #define CLUASHIM_H
 
@@ -268,6 +269,10 @@ extern int bk_open_module(lua_State *L);
 
 /// The entry point `require "bk"` finds in bk.so. Errors are raised here, after Swift returned.
 int luaopen_bk(lua_State *L);
+
+/// Sets `bk` (the module table at `module`) and `bk_NAME` for each function of it whose name has
+/// no `bk_` prefix, with raw sets, in the table at `globals` (Globals.c). [-0, +0]
+void bk_install_globals(lua_State *L, int globals, int module);
 
 // MARK: - Macros as functions
 
