@@ -238,6 +238,20 @@ private func makeState() throws -> LuaState {
         #expect(weakTimer == nil)
     }
 
+    @Test func closingTheStateReleasesTheLoopWhileTasksSleep() throws {
+        // A sleeping task's wake-up and a block that suspended as a task are known to the loop by
+        // identity: closing must let go of them too.
+        weak var weakLoop: EventLoop?
+        do {
+            let state = try makeState()
+            weakLoop = state.eventLoop
+            try state.run("bk.async(function() bk.sleep(60) end) bk.performBlock(function() bk.sleep(60) end, 0)")
+            _ = state.eventLoop.run(seconds: 0.05)
+            #expect(state.eventLoop.pendingCount > 0)
+        }
+        #expect(weakLoop == nil, "a sleeping task kept the loop alive")
+    }
+
     @Test func swiftTimerFireRunsNowAndInvalidatesANonRepeatingTimer() throws {
         let state = try makeState()
         let loop = state.eventLoop

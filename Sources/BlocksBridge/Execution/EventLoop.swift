@@ -575,9 +575,14 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
             return items
         }
         idleThreads.removeAll()
+        // Handles keep their loop: those the engine still knew by identity (a sleep the close cut
+        // short) would keep it, and themselves, alive after the state.
+        let known = (Array(engineBlocks.values), Array(suspendedBlocks.values))
+        engineBlocks.removeAll()
+        suspendedBlocks.removeAll()
         // Released outside the mutex: a timer's deinit may defer a release, which takes it.
         // (`_ = dropped` let the optimizer drop the array, and the last release, inside the mutex.)
-        withExtendedLifetime(dropped) {}
+        withExtendedLifetime((dropped, known)) {}
     }
 }
 
