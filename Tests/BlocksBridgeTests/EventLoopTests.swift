@@ -1,12 +1,11 @@
 import Testing
 import Dispatch
-import Synchronization
 import CLuaShim
 @testable import BlocksBridge
 
-/// Values collected by closures running on any thread.
+/// Values collected by closures running on any thread (behind `Locked`, which ThreadSanitizer sees).
 private final class Trail<T: Sendable>: Sendable {
-    private let items = Mutex<[T]>([])
+    private let items = Locked<[T]>([])
     func append(_ item: T) { items.withLock { $0.append(item) } }
     var values: [T] { items.withLock { $0 } }
 }

@@ -1,5 +1,4 @@
 import Testing
-import Synchronization
 import Dispatch
 @testable import BlocksBridge
 
@@ -9,7 +8,7 @@ private struct SwiftFailure: Error, CustomStringConvertible {
 
 /// A flag set from Swift tasks.
 private final class Flag: Sendable {
-    private let value = Mutex(false)
+    private let value = Locked(false)  // not Mutex: ThreadSanitizer does not see it
     func set() { value.withLock { $0 = true } }
     var isSet: Bool { value.withLock { $0 } }
 }
@@ -144,9 +143,9 @@ private final class StateBox: @unchecked Sendable {
         // Made here, stored, sent to a Dispatch queue and a detached task (both need Sendable).
         let reply = LuaClosure(name: "reply") { (answer: String) in answers.withLock { $0.append(answer) } }
         let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) { ask.callOnLoop("from a queue", reply) }
+        DispatchQueue.global().async(group: group) { _ = ask.callOnLoop("from a queue", reply) }
         group.wait()
-        await Task.detached { ask.callOnLoop("from a task", reply) }.value
+        await Task.detached { _ = ask.callOnLoop("from a task", reply) }.value
         #expect(answers.withLock { $0 }.isEmpty)  // not yet: on the loop's next turn
         state.eventLoop.run()
         #expect(answers.withLock { $0 }.sorted() == ["from a queue?", "from a task?"])

@@ -14,6 +14,7 @@ extension Optional: LuaConvertible where Wrapped: LuaConvertible {
         return Wrapped.read(from: stack, at: index).map { .some($0) }
     }
     public static var luaTypeName: String { Wrapped.luaTypeName }
+    @inlinable public static var pushesAsIs: Bool { Wrapped.pushesAsIs }
     public static func check(_ stack: LuaStack, at index: Int32) throws(LuaRaise) -> Wrapped? {
         if stack.isNoneOrNil(index) { return nil }
         return try Wrapped.check(stack, at: index)

@@ -14,9 +14,15 @@ public protocol LuaConvertible: SendableMetatype {
     static var luaTypeName: String { get }
     /// The argument at `index`, or the standard argument error.
     static func check(_ stack: LuaStack, at index: Int32) throws(LuaRaise) -> Self
+    /// True when `push(on:)` can never leave a part out (numbers, booleans, strings): typed calls
+    /// then push it without watching for push failures (`LuaStack.checkingPushes`), a cost on every
+    /// argument and result of the hot host paths. False unless a type says otherwise.
+    static var pushesAsIs: Bool { get }
 }
 
 extension LuaConvertible {
+    @inlinable public static var pushesAsIs: Bool { false }
+
     public static func check(_ stack: LuaStack, at index: Int32) throws(LuaRaise) -> Self {
         if let value = read(from: stack, at: index) { return value }
         throw .type(index, expected: luaTypeName)
@@ -24,6 +30,7 @@ extension LuaConvertible {
 }
 
 extension Int: LuaConvertible {
+    @inlinable public static var pushesAsIs: Bool { true }
     @inlinable public func push(on stack: LuaStack) { stack.push(self) }
     /// Integers, floats with an exact integer value and numeric strings, as `luaL_checkinteger`.
     @inlinable public static func read(from stack: LuaStack, at index: Int32) -> Int? {
@@ -36,6 +43,7 @@ extension Int: LuaConvertible {
 }
 
 extension Int64: LuaConvertible {
+    @inlinable public static var pushesAsIs: Bool { true }
     @inlinable public func push(on stack: LuaStack) { stack.push(self) }
     @inlinable public static func read(from stack: LuaStack, at index: Int32) -> Int64? { stack.toInteger(index) }
     @inlinable public static var luaTypeName: String { "number" }
@@ -45,12 +53,14 @@ extension Int64: LuaConvertible {
 }
 
 extension Double: LuaConvertible {
+    @inlinable public static var pushesAsIs: Bool { true }
     @inlinable public func push(on stack: LuaStack) { stack.push(self) }
     @inlinable public static func read(from stack: LuaStack, at index: Int32) -> Double? { stack.toNumber(index) }
     @inlinable public static var luaTypeName: String { "number" }
 }
 
 extension Bool: LuaConvertible {
+    @inlinable public static var pushesAsIs: Bool { true }
     @inlinable public func push(on stack: LuaStack) { stack.push(self) }
     /// Booleans only: a Swift `Bool` parameter is a contract, not Lua truthiness.
     @inlinable public static func read(from stack: LuaStack, at index: Int32) -> Bool? {
@@ -60,6 +70,7 @@ extension Bool: LuaConvertible {
 }
 
 extension String: LuaConvertible {
+    @inlinable public static var pushesAsIs: Bool { true }
     public func push(on stack: LuaStack) { stack.push(self) }
     /// Strings and numbers (as `luaL_checkstring`). A number is converted on a copy, so a key met
     /// in a table walk is never changed in place (which would break `next`). Bytes that are not

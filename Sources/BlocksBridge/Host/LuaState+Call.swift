@@ -113,7 +113,9 @@ extension LuaStack {
         var position = 0
         for argument in repeat each arguments {
             position += 1
-            if let failure = checkingPushes({ argument.push(on: self) }) {
+            if Swift.type(of: argument).pushesAsIs {
+                argument.push(on: self)
+            } else if let failure = checkingPushes({ argument.push(on: self) }) {
                 throw LuaError(kind: .runtime, message: "bad argument #\(position) (\(failure))")
             }
         }

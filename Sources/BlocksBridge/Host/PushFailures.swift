@@ -46,7 +46,8 @@ extension LuaStack {
 
     /// Pushes a value a Swift function returns to Lua; raises when it cannot go into Lua as it is
     /// (`what`: "result", "field 'name'").
-    @inlinable func push(returned value: some LuaConvertible, what: String) throws(LuaRaise) {
+    @inlinable func push<V: LuaConvertible>(returned value: V, what: String) throws(LuaRaise) {
+        if V.pushesAsIs { return value.push(on: self) }
         if let failure = checkingPushes({ value.push(on: self) }) {
             throw .message("bad \(what) (\(failure))")
         }

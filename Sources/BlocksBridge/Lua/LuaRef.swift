@@ -1,4 +1,5 @@
 import CLua
+import Synchronization
 import CLuaShim
 
 /// A Lua value held by Swift: a slot in the registry, released when the last Swift owner goes.
@@ -62,22 +63,39 @@ final class ReferenceReleases: @unchecked Sendable {
     // @unchecked: `slots` is touched only under `mutex`.
     private let mutex = PlainLock()
     private var slots: [Int32] = []
+    /// `slots.count`, readable without the mutex: every host call drains, and almost always finds
+    /// nothing (a slot deferred meanwhile waits for the next one).
+    private let waitingCount = Atomic<Int>(0)
 
     func `defer`(_ id: Int32) {
-        mutex.withLock { slots.append(id) }
+        mutex.withLock {
+            slots.append(id)
+            waitingCount.store(slots.count, ordering: .relaxed)
+        }
     }
 
     /// Frees the waiting slots; the caller holds the state's lock and `stack` is its active stack.
     func drain(on stack: LuaStack) {
+        guard waitingCount.load(ordering: .relaxed) != 0 else { return }
         let waiting: [Int32] = mutex.withLock {
-            defer { slots.removeAll() }
+            defer {
+                slots.removeAll()
+                waitingCount.store(0, ordering: .relaxed)
+            }
             return slots
         }
         guard !waiting.isEmpty else { return }
         guard stack.ensureSpace(1) else {
-            mutex.withLock { slots.append(contentsOf: waiting) }
+            self.defer(all: waiting)
             return
         }
         for id in waiting { luaL_unref(stack.L, bk_registryindex(), id) }
+    }
+
+    private func `defer`(all ids: [Int32]) {
+        mutex.withLock {
+            slots.append(contentsOf: ids)
+            waitingCount.store(slots.count, ordering: .relaxed)
+        }
     }
 }
