@@ -55,13 +55,19 @@ static void bk_known_record(lua_State *L, int names, int values, int value, cons
     lua_pop(L, 1);
 }
 
-// Protected (in the state itself): builds the state's tables of well-known values once.
+// Protected (in the state itself): builds the state's tables of well-known values, or adds to
+// them once bk's functions were replaced. Adding keeps the old values named: a block that kept a
+// task stub (`local sleep = bk.sleep` before the engine loaded) still crosses as `bk.sleep`.
 static int bk_known_build(lua_State *L) {
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_names_key) == LUA_TTABLE) return 0;
-    lua_pop(L, 1);
-    lua_newtable(L);
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_names_key) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+    }
     int names = lua_gettop(L);
-    lua_newtable(L);
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_values_key) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+    }
     int values = lua_gettop(L);
     lua_pushliteral(L, LUA_LOADED_TABLE);
     if (lua_rawget(L, LUA_REGISTRYINDEX) == LUA_TTABLE) {
@@ -78,8 +84,10 @@ static int bk_known_build(lua_State *L) {
             lua_pushnil(L);
             while (lua_next(L, table)) {
                 int t = lua_type(L, -1);
-                // C functions of every module; bk's own values too (bk.null, queues, its functions).
-                int known = lua_iscfunction(L, -1) || (isbk && (t == LUA_TFUNCTION || t == LUA_TUSERDATA));
+                // C functions of every module; bk's own values too (bk.null, bk.cancelled, queues,
+                // its functions).
+                int known = lua_iscfunction(L, -1)
+                    || (isbk && (t == LUA_TFUNCTION || t == LUA_TUSERDATA || t == LUA_TTABLE));
                 if (known && lua_type(L, -2) == LUA_TSTRING) {
                     lua_pushfstring(L, "%s.%s", module, lua_tostring(L, -2));
                     bk_known_record(L, names, values, lua_gettop(L) - 1, lua_tostring(L, -1));
@@ -98,7 +106,9 @@ static int bk_known_build(lua_State *L) {
 
 static int bk_known_prepare(lua_State *L) {
     if (!lua_checkstack(L, 4)) return LUA_ERRMEM;
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_names_key) == LUA_TTABLE) {
+    bk_runtime *rt = bk_runtime_of(L);
+    int changed = rt != NULL && rt->known_values_changed;
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_names_key) == LUA_TTABLE && !changed) {
         lua_pop(L, 1);
         return LUA_OK;
     }
@@ -106,6 +116,7 @@ static int bk_known_prepare(lua_State *L) {
     lua_pushcfunction(L, bk_known_build);
     int status = bk_pcall(L, 0, 0, 0);
     if (status != LUA_OK) lua_pop(L, 1);
+    else if (rt != NULL) rt->known_values_changed = 0;
     return status;
 }
 

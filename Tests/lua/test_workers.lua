@@ -181,6 +181,51 @@ test("worker: cancel stops an endless loop; awaiting it raises the cancellation"
   w:cancel()  -- again: nothing
 end)
 
+test("worker: cancel ends a wait at once: a sleep, a channel's receive and send, an awaited task", function()
+  local empty, full = bk.channel(), bk.channel(1)
+  full:send("x")
+  local waits = {
+    sleep = function() bk.sleep(1e6) end,
+    receive = function(empty) return empty:receive() end,
+    send = function(_, full) full:send("y") end,
+    task = function() bk.await(bk.async(function() bk.sleep(1e6) end)) end,
+  }
+  for name, f in pairs(waits) do
+    local w = bk.worker(f, empty, full)
+    bk.sleep(0.05)  -- it waits by now
+    w:cancel()
+    -- Not woken, the worker would wait for ever: await's timeout would raise "timed out".
+    local okCall, err = pcall(bk.await, w, 10)
+    eq(okCall, false, name)
+    eq(tostring(err), "cancelled", name)
+  end
+  eq(full:receive(), "x")
+  eq(bk.pending(), 0)
+end)
+
+test("worker: bk's functions and bk.cancelled cross as the other state's own, also once the tasks engine loaded", function()
+  -- In the worker's fresh state the engine loads after its first copy (this function) named bk's
+  -- values: the engine's functions that then replace the stubs must be known as well.
+  local w = bk.worker(function()
+    bk.sleep(0)
+    local sleep, await, cancelled = bk.sleep, bk.await, bk.cancelled
+    return bk.isTransferable(function() return sleep, await end), bk.isTransferable(function() return cancelled end)
+  end)
+  local functions, cancelled = w:result()
+  eq(functions, true)
+  eq(cancelled, true)
+  local sleep, c = bk.sleep, bk.cancelled
+  eq(bk.worker(function() sleep(0) return c == bk.cancelled end):result(), true)
+  local failed = bk.worker(function()
+    local t = bk.async(function() bk.sleep(1) end)
+    t:cancel()
+    return bk.await(t)
+  end)
+  local okCall, err = pcall(failed.result, failed)
+  eq(okCall, false)
+  eq(err, bk.cancelled)
+end)
+
 test("worker: cancelling a finished worker does nothing", function()
   local w = bk.worker(function() return "done" end)
   eq(w:result(), "done")

@@ -50,10 +50,14 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     /// Set when the state closes: nothing is scheduled any more.
     private var closed = false
 
+    /// This loop's entry in the state's interrupt wakers: an interrupt ends a wait at once.
+    private let wakerToken: Int
+
     init(state: LuaState) {
         self.state = state
         stateLock = state.lock
         loopThread = UInt(pthread_self())
+        wakerToken = state.runtimeStorage.wakers.add { [wakeup] in wakeup.signal() }
     }
 
     // MARK: - Driving the loop
@@ -567,6 +571,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         // Waits for a background block still in Lua: after this no thread enters the state.
         stateLock.lock()
         defer { stateLock.unlock() }
+        state.runtimeStorage.wakers.remove(wakerToken)
         let dropped: [ScheduledWork] = mutex.withLock {
             closed = true
             deferredReleases.removeAll()

@@ -162,8 +162,10 @@ public protocol LuaStateExtension: AnyObject {
 /// The C runtime data of a state (allocator accounting, limits), freed when the state and every
 /// interrupt handle are gone.
 final class LuaRuntimeStorage: @unchecked Sendable {
-    // Sendable: other threads only reach it through bk_interrupt, an atomic store.
+    // Sendable: other threads only reach it through bk_interrupt, an atomic store, and `wakers`.
     let pointer: UnsafeMutablePointer<bk_runtime>
+    /// The waits an interrupt must cut short.
+    let wakers = InterruptWakers()
 
     init() {
         pointer = UnsafeMutablePointer<bk_runtime>.allocate(capacity: 1)

@@ -64,14 +64,16 @@ extension LuaState {
     public var interruptHandle: LuaInterruptHandle { LuaInterruptHandle(storage: runtimeStorage) }
 }
 
-/// Stops a state's running script with the error "interrupted", from any thread. Only states with
-/// the hook installed (sandboxed, or with an instruction or time limit) notice. The interrupt
-/// applies to the current run: the next `run` clears it.
+/// Stops a state's running script with the error "interrupted", from any thread. Running Lua code
+/// notices only in states with the hook installed (sandboxed, or with an instruction or time
+/// limit); a wait on the loop or a channel (`bk.sleep`, `ch:receive`) ends at once in any state.
+/// The interrupt applies to the current run: the next `run` clears it.
 public struct LuaInterruptHandle: Sendable {
     let storage: LuaRuntimeStorage
 
     public func interrupt() {
         bk_interrupt(storage.pointer)
+        storage.wakers.wakeAll()
     }
 }
 

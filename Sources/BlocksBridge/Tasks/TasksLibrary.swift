@@ -186,6 +186,8 @@ enum TaskEngine {
                 stack.rawGet(functions, field: name)
                 stack.rawSet(-2, field: name)
             }
+            // Copies between states name bk's functions: these are new values of those names.
+            stack.runtime.pointee.known_values_changed = 1
         }
         stack.pop()
         stack.remove(at: handler)

@@ -94,11 +94,18 @@ public final class Channel: LuaShareable, @unchecked Sendable {
 
     /// Waits (holding `condition` on entry and return) until `ready()` or the deadline; false on
     /// timeout. On a worker or a queue's thread it waits on the condition, else it runs the loop.
-    private func waitLocked(_ stack: LuaStack, deadline: UInt64?, _ ready: () -> Bool) -> Bool {
+    /// Either way an interrupt of the state (a cancelled worker) raises its reason at once.
+    private func waitLocked(_ stack: LuaStack, deadline: UInt64?, _ ready: () -> Bool) throws(LuaRaise) -> Bool {
         if ready() { return true }
         let loop = stack.eventLoop
         if stack.isWorkerState || loop.isInBackgroundBlock {
+            // Registered under `condition`, before the stop is checked: an interrupt after the
+            // check finds this wait and broadcasts once it has started waiting.
+            let wakers = stack.state.runtimeStorage.wakers
+            let token = wakers.add { [condition] in condition.withLock { condition.broadcast() } }
+            defer { wakers.remove(token) }
             while !ready() {
+                if bk_stop_requested(stack.runtime) != nil { try stack.raiseIfLimitsStopped() }
                 if let deadline {
                     let now = MonotonicClock.now()
                     if now >= deadline { return false }
@@ -150,7 +157,7 @@ public final class Channel: LuaShareable, @unchecked Sendable {
     func send(_ stack: LuaStack, _ index: Int32) throws(LuaRaise) {
         condition.lock()
         defer { condition.unlock() }
-        _ = waitLocked(stack, deadline: nil) { closed || !isFull }
+        _ = try waitLocked(stack, deadline: nil) { closed || !isFull }
         if closed { throw .message("send on a closed channel") }
         try appendLocked(stack, index)
     }
@@ -177,7 +184,7 @@ public final class Channel: LuaShareable, @unchecked Sendable {
         let deadline = timeout.map { MonotonicClock.now() &+ MonotonicClock.nanoseconds($0) }
         condition.lock()
         defer { condition.unlock() }
-        let ready = waitLocked(stack, deadline: deadline) { closed || queued > 0 }
+        let ready = try waitLocked(stack, deadline: deadline) { closed || queued > 0 }
         if queued == 0 {
             stack.pushNil()
             stack.push(ready ? "closed" : "timed out")

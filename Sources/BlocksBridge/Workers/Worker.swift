@@ -41,7 +41,8 @@ public final class Worker: LuaBridged, @unchecked Sendable {
     }
 
     /// Stops the worker: its Lua code gets the error "interrupted" at its next count hook (even an
-    /// endless loop), and awaiting it raises the cancellation. After it finished this does nothing.
+    /// endless loop) or at once where it waits (`bk.sleep`, a channel), and awaiting it raises the
+    /// cancellation. After it finished this does nothing.
     public func cancel() {
         condition.lock()
         if finished {
@@ -50,8 +51,13 @@ public final class Worker: LuaBridged, @unchecked Sendable {
         }
         cancelled = true
         // Under the lock: the state cannot be closed meanwhile (results are taken only once finished).
-        if let state { bk_interrupt_installing_hook(state.L, state.runtime) }
+        let wakers = state.map { state in
+            bk_interrupt_installing_hook(state.L, state.runtime)
+            return state.runtimeStorage.wakers
+        }
         condition.unlock()
+        // Outside the lock: a wake takes the lock of what the worker waits on.
+        wakers?.wakeAll()
     }
 
     /// Blocks this thread until the worker finished (for threads that cannot run the loop).

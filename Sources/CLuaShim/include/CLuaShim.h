@@ -44,6 +44,8 @@ typedef struct bk_runtime {
     int pcall_depth;              // protected calls from Swift into Lua currently running
     int closing;                  // the state is closing: exported functions refuse to run
     int safe_libraries;           // opened with bk_opensafelibs (its workers get the same set)
+    int known_values_changed;     // bk's functions were replaced (the tasks engine loaded): the
+                                  // transfer's well-known values are looked up again (Transfer.c)
     // Allocation (Boundary.c).
     lua_Alloc base_alloc;         // an adopted state's own allocator (bk.so), or NULL: realloc/free
     void *base_ud;
