@@ -690,7 +690,7 @@ local function limiterClass(name)
   function class.__index(_, k) return methods[k] end
   function class.__newindex(_, k) error(("cannot set field '%s' of %s"):format(tostring(k), name), 2) end
   function class.__tostring(o)
-    return name .. "(" .. (rawget(o, PENDING) ~= nil and "pending" or "idle") .. ")"
+    return name .. "(" .. (rawget(o, ARGS) ~= nil and "pending" or "idle") .. ")"  -- a call is kept
   end
   local function check(o, method)
     if type(o) ~= "table" or rawmetatable(o) ~= class or rawget(o, FN) == nil then
@@ -739,25 +739,36 @@ local function debounce(f, delay)
 end
 
 local Throttled, throttledMethods, checkThrottled = limiterClass("bk.Throttled")
+local throttleEnd
+
+-- The interval's window: it keeps the loop alive only while it holds a call to run at its end
+-- (an idle window must not keep bklua or bk.run() waiting).
+local function openWindow(t)
+  local window = performBlock(t, throttleEnd, rawget(t, INTERVAL))
+  window:unref()
+  rawset(t, PENDING, window)
+end
 
 -- The interval since the last run is over: run the trailing call (and start a new interval).
-local function throttleEnd(t)
+function throttleEnd(t)
   local args = rawget(t, ARGS)
   if args == nil then
     rawset(t, PENDING, nil)
     return
   end
   rawset(t, ARGS, nil)
-  rawset(t, PENDING, performBlock(t, throttleEnd, rawget(t, INTERVAL)))
+  openWindow(t)
   return rawget(t, FN)(unpack(args, 1, args.n))
 end
 
 function Throttled.__call(t, ...)
-  if rawget(t, PENDING) ~= nil then
+  local window = rawget(t, PENDING)
+  if window ~= nil then
     rawset(t, ARGS, pack(...))  -- the latest call, run when the interval ends
+    window:ref()
     return
   end
-  rawset(t, PENDING, performBlock(t, throttleEnd, rawget(t, INTERVAL)))
+  openWindow(t)
   return rawget(t, FN)(...)
 end
 
