@@ -398,7 +398,9 @@ static int bk_transfer_run_range(lua_State *E, bk_transfer_job *job) {
     for (lua_Integer i = 0; i < job->range_count; i++) {
         lua_rawgeti(t->from, job->table, job->range_first + i);
         t->depth = 0;
-        bk_transfer_push_segment(t, 2, NULL, job->range_first + i);
+        // Named by its place in the caller's list: the target's when copying into one (results
+        // coming back), else the source's (elements going out).
+        bk_transfer_push_segment(t, 2, NULL, job->target ? job->offset + i + 1 : job->range_first + i);
         bk_transfer_walk(t, lua_gettop(t->from));
         lua_rawseti(E, target, job->offset + i + 1);
         lua_pop(t->from, 1);

@@ -204,7 +204,8 @@ int bk_transfer_check(lua_State *L, int idx, const char *what, int strict);
 /// Copies elements first ... first + count - 1 of the list at `table` of `from` (raw reads) into
 /// positions offset + 1 ... of the table at `target` of `to` (a new list pushed on `to` when
 /// `target` is 0). Elements share one walk, so references between them are kept. Returns a Lua
-/// status; on failure one error value is pushed on `to` (and no new list).
+/// status; on failure one error value is pushed on `to` (and no new list), naming the element by
+/// its position in `target` when given, else in `table`.
 int bk_transfer_copy_range(lua_State *from, int table, lua_Integer first, lua_Integer count,
                            lua_State *to, int target, lua_Integer offset, const char *what);
 
