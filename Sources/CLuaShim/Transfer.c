@@ -129,6 +129,14 @@ static void bk_transfer_fail(bk_transfer *t, const char *what) {
     for (int i = t->depth; i >= 1 && used < sizeof message; i--) {
         const bk_segment *s = &t->path[i];
         int n;
+        // A deep path keeps its innermost and outermost steps: the reason must fit in the message.
+        if (t->depth > 8 && i == t->depth - 3) {
+            n = snprintf(message + used, sizeof message - used, "... (%d more) ... of ", t->depth - 6);
+            if (n < 0) break;
+            used += (size_t)n;
+            i = 4;
+            continue;
+        }
         switch (s->kind) {
             case 0:
                 n = s->name && s->name[0] ? snprintf(message + used, sizeof message - used, "upvalue '%s' of ", s->name)

@@ -156,6 +156,15 @@ test("worker: its error reaches result() unchanged (values copied)", function()
   eq(w3.isFinished, true)
 end)
 
+test("isTransferable: a value nested too deeply says so, its path shortened in the middle", function()
+  local root = {}
+  local t = root
+  for _ = 1, 250 do t.n = {} t = t.n end
+  local okValue, why = bk.isTransferable(root)
+  eq(okValue, false)
+  eq(why, "field 'n' of field 'n' of field 'n' of ... (194 more) ... of field 'n' of field 'n' of field 'n' of the value is nested too deeply")
+end)
+
 test("worker: values that cannot cross are errors naming them", function()
   local co = coroutine.create(function() end)
   raises("argument #2 is a coroutine", bk.worker, function() end, co)
