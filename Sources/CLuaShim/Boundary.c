@@ -222,7 +222,10 @@ static int bk_continue_call(lua_State *L) {
 
 int bk_trampoline(lua_State *L) {
     bk_function *f = bk_tofunction(L, lua_upvalueindex(1));
-    if (f == NULL || f->body == NULL) return luaL_error(L, "bk: not a bridge function (its upvalue was replaced)");
+    if (f == NULL) return luaL_error(L, "bk: not a bridge function (its upvalue was replaced)");
+    // Its body is released only by its finalizer, which runs only as the state closes.
+    if (f->body == NULL)
+        return luaL_error(L, "cannot call '%s' while the Lua state is closing", lua_tostring(L, lua_upvalueindex(2)));
     bk_runtime *rt = f->rt;
     if (rt->closing && !(f->flags & BK_FUNCTION_AT_CLOSE))
         return luaL_error(L, "cannot call '%s' while the Lua state is closing", lua_tostring(L, lua_upvalueindex(2)));

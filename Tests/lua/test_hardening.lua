@@ -96,6 +96,10 @@ stockTest("close: stock lua5.4 closing with finalizers that call bk", function()
   ok(out:find("gc\t", 1, true), out)
   local exited = runStock([[-e "X = setmetatable({}, {__gc = function() print('gc', pcall(bk.map, {1}, print)) end}) os.exit(0, true)"]])
   ok(exited:find("gc\tfalse\tcannot call 'map' while the Lua state is closing", 1, true), exited)
+  -- An object made before require "bk" is finalized after bk's functions were released.
+  local early = shell(ULIMIT .. "LUA_CPATH='" .. MODULE_DIR .. "/?.so;;' timeout 120 lua5.4 " ..
+    [[-e "X = setmetatable({}, {__gc = function() print('early', pcall(bk.map, {1}, print)) end})" -e "bk = require 'bk'"]])
+  ok(early:find("early\tfalse\tcannot call 'map' while the Lua state is closing", 1, true), early)
 end)
 
 test("a block's error leaves every helper unchanged: values, levels and tables", function()
