@@ -97,8 +97,14 @@ test("exiting with background blocks and timers pending exits cleanly (bk.so sta
       print("bye")
     ]])
     -- The dropped work is named on stderr (never silent), and nothing else happens.
-    ok(out:match("^bye\nbk: 7 pending blocks or timers dropped as Lua closes: call bk%.run%(%) at the end of the script to run them\n$"), out)
+    ok(out:match("^bye\nbk: 7 pending blocks, timers or workers dropped as Lua closes: call bk%.run%(%) at the end of the script to run them\n$"), out)
     eq(code, 0)
+    local worker = stock([[
+      local bk = require "bk"
+      bk.worker(function() bk.sleep(0.2) end)
+      print("bye")
+    ]])
+    ok(worker:match("^bye\nbk: 1 pending block, timer or worker dropped as Lua closes"), worker)
   end
 end)
 

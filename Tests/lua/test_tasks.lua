@@ -687,7 +687,7 @@ else
 
   test("stock lua5.4: pending work at exit is named on stderr, never dropped silently", function()
     local out, code = stock([[local bk = require "bk"; bk.performBlock(print, 0.1); bk.performBlock(print, 1)]])
-    eq(out, "bk: 2 pending blocks or timers dropped as Lua closes: call bk.run() at the end of the script to run them\n")
+    eq(out, "bk: 2 pending blocks, timers or workers dropped as Lua closes: call bk.run() at the end of the script to run them\n")
     eq(code, 0)
     out = stock([[local bk = require "bk"; bk.performBlock(function() print("ran") end, 0); bk.run()]])
     eq(out, "ran\n", "nothing pending: no warning")

@@ -87,7 +87,7 @@ private func releaseAnchor(_ L: OpaquePointer?) -> Int32 {
     // The interpreter does not run the loop after the script (bklua does): never drop work silently.
     if let pending = state?.existingExtensionObject(EventLoop.self)?.pendingCount, pending > 0 {
         StandardStreams.writeError(
-            "bk: \(pending) pending block\(pending == 1 ? "" : "s") or timer\(pending == 1 ? "" : "s") dropped "
+            "bk: \(pending) pending " + (pending == 1 ? "block, timer or worker" : "blocks, timers or workers") + " dropped "
             + "as Lua closes: call bk.run() at the end of the script to run them\n")
     }
     // Finalizers that run after this one (of objects made before `require "bk"`) must not reach
