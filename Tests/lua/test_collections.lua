@@ -592,6 +592,36 @@ test("a hand-made table claiming a set kind without membership does not crash", 
   eq(bk.indexSet().contains(fakeIndex, 3), false)
 end)
 
+test("a table given another set's metatable never reaches that set's membership", function()
+  for _, make in ipairs { bk.set, bk.orderedSet } do
+    local s = make { 1, 2 }
+    local forged = setmetatable({}, getmetatable(s))
+    raises("bad argument #1 to 'add' (set expected, got table)", forged.add, forged, 7)
+    raises("bad argument #1 to 'remove' (set expected, got table)", forged.remove, forged, 1)
+    raises("bad argument #1 to 'contains' (set expected, got table)", forged.contains, forged, 1)
+    eq(s:add(7), true)
+    eq(s:add(1), false)
+    deepEq(list(s), { 1, 2, 7 })
+    -- Nor through a metatable built by hand from the set's fields.
+    local copied = {}
+    for k, v in pairs(getmetatable(s)) do copied[k] = v end
+    local forged2 = setmetatable({ 1, 2 }, copied)
+    raises("bad argument #1 to 'remove' (set expected, got table)", forged2.remove, forged2, 1)
+    eq(s:contains(1), true)
+    -- The helpers still treat it as a set kind and give their results a membership of their own.
+    local r = bk.select(forged2, function() return true end)
+    eq(r:add(1), false)
+    eq(r:add(9), true)
+    eq(s:contains(9), false)
+  end
+  -- Index sets keep no bookkeeping beside their elements: a forged one only misleads itself.
+  local i = bk.indexSet { 1, 2 }
+  local forgedIndex = setmetatable({}, getmetatable(i))
+  eq(forgedIndex:add(5), true)
+  eq(i:contains(5), false)
+  deepEq(list(i), { 1, 2 })
+end)
+
 test("index set ranges are bounded", function()
   raises("bad argument #2 to 'indexSet' (count too large)", bk.indexSet, 0, 1 << 40)
   raises("bad argument #2 to 'indexSet' (count too large)", bk.indexSet, math.maxinteger, 2)

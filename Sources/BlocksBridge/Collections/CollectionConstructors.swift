@@ -97,8 +97,9 @@ enum CollectionConstructors {
         stack.top = 2
         switch kind {
         case .set, .orderedSet:
-            stack.pushMembers(of: 1)
-            guard stack.type(at: 3) == .table else { throw .type(1, expected: "set") }
+            // The membership is the set table's own: a table that only carries a set's metatable has
+            // none, and is refused rather than sharing another set's.
+            guard stack.pushMembers(of: 1) else { throw .argument(1, "set expected, got table") }
             switch operation {
             case .add:
                 try stack.argCheck(!stack.isNoneOrNil(2), 2, "element must not be nil")
