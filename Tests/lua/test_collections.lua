@@ -150,6 +150,16 @@ test("index set bad arguments", function()
     bk.indexSet, { "1" })
   raises("bad argument #1 to 'indexSet' (non-negative integers expected, got number 1.5 at position 1)",
     bk.indexSet, { 1.5 })
+  -- Dictionary sources name the bad value and its key (not t[1]).
+  raises("bad argument #1 to 'indexSet' (non-negative integers expected, got string at key 'a')",
+    bk.indexSet, { a = "x" })
+  raises("bad argument #1 to 'indexSet' (non-negative integers expected, got number -1 at key 'a')",
+    bk.indexSet, bk.dictionary { a = -1 })
+  raises("bad argument #1 to 'indexSet' (non-negative integers expected, got boolean at key 10)",
+    bk.indexSet, { [10] = true })
+  -- Neither a collection nor a number: say what it takes (numeric strings are not numbers here).
+  raises("bad argument #1 to 'indexSet' (table or integer expected, got string)", bk.indexSet, "5", "2")
+  raises("bad argument #1 to 'indexSet' (table or integer expected, got boolean)", bk.indexSet, true)
   raises("bad argument #1 to 'indexSet' (index must be non-negative)", bk.indexSet, -1, 2)
   raises("bad argument #2 to 'indexSet' (count must be non-negative)", bk.indexSet, 1, -2)
   raises("bad argument #1 to 'indexSet' (number has no integer representation)", bk.indexSet, 1.5)
