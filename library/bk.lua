@@ -268,7 +268,7 @@ bk.backgroundQueue = nil
 ---@overload fun(f: function, delay: number, queue?: bk.Queue): bk.BlockHandle
 ---@param obj any
 ---@param f fun(obj: any)
----@param delay number seconds; negative means now
+---@param delay number seconds, finite; negative means now
 ---@param queue? bk.Queue
 ---@return bk.BlockHandle
 function bk.performBlock(obj, f, delay, queue) end
@@ -405,7 +405,7 @@ function Timer:unref() end
 function Timer:ref() end
 
 ---A timer already on the loop: `f(timer)` after `interval` seconds, repeatedly when `repeats`.
----@param interval number seconds (at least 0.1 ms)
+---@param interval number seconds, finite (at least 0.1 ms)
 ---@param f fun(timer: bk.Timer)
 ---@param repeats? boolean default false
 ---@return bk.Timer

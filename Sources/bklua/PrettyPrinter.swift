@@ -5,10 +5,14 @@ import CLuaShim
 
 /// Shows REPL results: strings quoted, tables expanded (keys sorted, nested tables indented up to
 /// a depth limit, a table met again shown as a reference `<N>` to its first showing, so cycles
-/// end), bk collections by kind (`bk.set{ 1, 2 }`), `bk.null` as `null`, objects with
-/// `__tostring` or a metatable `__name` (handles, timers, delegates) by what they say.
+/// end), bk collections by kind (`bk.set{ 1, 2 }`), `bk.null` as `null`. A value whose metatable
+/// has a `__tostring` (handles, timers, tasks, delegates, `bk.cancelled`) is shown by its `tostring`,
+/// except the bk collections, which are expanded; a table with a metatable `__name` and no
+/// `__tostring` is expanded with the name as prefix (`Point{ 1 }`).
 ///
-/// Tables are read raw; only `__tostring` runs Lua code, in a protected call.
+/// Tables are read raw; only `__tostring` runs Lua code, in a protected call. A top-level value
+/// whose `__tostring` fails makes `describe` throw, as `print` would; a nested one is shown as
+/// `<error in __tostring: ...>`.
 struct PrettyPrinter {
     let stack: LuaStack
     var maxDepth = 6
@@ -39,11 +43,13 @@ struct PrettyPrinter {
         case elided(prefix: String)
     }
 
-    /// The values from `first` to the top, separated by tabs as `print` separates them.
-    func describe(from first: Int32) -> String {
+    /// The values from `first` to the top, separated by tabs as `print` separates them. Throws the
+    /// error of a top-level value's `__tostring` (as `tostring` raises it).
+    func describe(from first: Int32) throws(LuaError) -> String {
         var builder = TreeBuilder(printer: self)
         let last = stack.top
         let nodes = (first ... max(first, last)).filter { $0 <= last }.map { builder.node(at: $0, depth: 0) }
+        if let failure = builder.failure { throw failure }
         var renderer = Renderer(width: width, colors: colors, referenced: builder.referenced)
         return nodes.map { renderer.render($0, indent: 0) }.joined(separator: "\t")
     }
@@ -56,6 +62,18 @@ struct PrettyPrinter {
         /// Tables already shown (by identity); a second meeting becomes a reference.
         var shown = Set<UnsafeRawPointer>()
         var referenced = Set<UnsafeRawPointer>()
+        /// The first error of a top-level value's `__tostring`.
+        var failure: LuaError?
+
+        /// The value's `tostring`; a failure at the top level is recorded (the caller reports it).
+        private mutating func toStringAtom(_ index: Int32, depth: Int) -> Node {
+            switch printer.toString(index) {
+            case .success(let text): return .atom(text, .object)
+            case .failure(let error):
+                if depth == 0, failure == nil { failure = error }
+                return .atom(PrettyPrinter.describeFailure(error), .object)
+            }
+        }
 
         mutating func node(at index: Int32, depth: Int) -> Node {
             let index = stack.absolute(index)
@@ -72,7 +90,7 @@ struct PrettyPrinter {
                 return table(at: index, depth: depth)
             default:
                 if stack.isNull(index) { return .atom("null", .constant) }
-                return .atom(printer.protectedToString(index), .object)
+                return toStringAtom(index, depth: depth)
             }
         }
 
@@ -88,10 +106,10 @@ struct PrettyPrinter {
                 stack.pop(2)
                 if isCollection {
                     prefix = "bk." + stack.collectionKind(at: index).name
+                } else if hasToString {
+                    return toStringAtom(index, depth: depth)
                 } else if let name {
                     prefix = name
-                } else if hasToString {
-                    return .atom(printer.protectedToString(index), .object)
                 }
             }
             if shown.contains(pointer) {
@@ -201,18 +219,28 @@ struct PrettyPrinter {
     // MARK: - Lua calls (protected)
 
     /// `tostring(value)` as lua.c's print does it (`__tostring`, `__name`), in protected mode.
-    func protectedToString(_ index: Int32) -> String {
+    func toString(_ index: Int32) -> Result<String, LuaError> {
         let index = stack.absolute(index)
         bk_pushcfunction(stack.L, cedit_tolstring)
         stack.pushCopy(of: index)
         do {
             try stack.call(arguments: 1, results: 1)
         } catch {
-            return "<error in __tostring: \(error.message)>"
+            return .failure(error)
         }
         defer { stack.pop() }
-        return stack.toString(-1) ?? "?"
+        return .success(stack.toString(-1) ?? "?")
     }
+
+    /// `tostring(value)`, or a description of its error.
+    func protectedToString(_ index: Int32) -> String {
+        switch toString(index) {
+        case .success(let text): text
+        case .failure(let error): PrettyPrinter.describeFailure(error)
+        }
+    }
+
+    static func describeFailure(_ error: LuaError) -> String { "<error in __tostring: \(error.message)>" }
 
     // MARK: - Text
 

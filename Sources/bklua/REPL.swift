@@ -121,7 +121,12 @@ struct REPL {
         guard count > 0 else { return }
         if editor != nil {
             let printer = PrettyPrinter(stack: stack, width: terminalWidth() - 2, colors: colors)
-            StandardStreams.writeOutput(printer.describe(from: base + 1) + "\n")
+            do {
+                StandardStreams.writeOutput(try printer.describe(from: base + 1) + "\n")
+            } catch {
+                // As `print` fails on such a value (lua.c: no progname in interactive mode).
+                Runner.message(nil, "error calling 'print' (\(error.message))")
+            }
             return
         }
         stack.pushGlobalTable()

@@ -150,6 +150,16 @@ test("index set bad arguments", function()
     bk.indexSet, { "1" })
   raises("bad argument #1 to 'indexSet' (non-negative integers expected, got number 1.5 at position 1)",
     bk.indexSet, { 1.5 })
+  -- Dictionary sources name the bad value and its key (not t[1]).
+  raises("bad argument #1 to 'indexSet' (non-negative integers expected, got string at key 'a')",
+    bk.indexSet, { a = "x" })
+  raises("bad argument #1 to 'indexSet' (non-negative integers expected, got number -1 at key 'a')",
+    bk.indexSet, bk.dictionary { a = -1 })
+  raises("bad argument #1 to 'indexSet' (non-negative integers expected, got boolean at key 10)",
+    bk.indexSet, { [10] = true })
+  -- Neither a collection nor a number: say what it takes (numeric strings are not numbers here).
+  raises("bad argument #1 to 'indexSet' (table or integer expected, got string)", bk.indexSet, "5", "2")
+  raises("bad argument #1 to 'indexSet' (table or integer expected, got boolean)", bk.indexSet, true)
   raises("bad argument #1 to 'indexSet' (index must be non-negative)", bk.indexSet, -1, 2)
   raises("bad argument #2 to 'indexSet' (count must be non-negative)", bk.indexSet, 1, -2)
   raises("bad argument #1 to 'indexSet' (number has no integer representation)", bk.indexSet, 1.5)
@@ -590,6 +600,36 @@ test("a hand-made table claiming a set kind without membership does not crash", 
   raises("bad argument #1 to 'add' (set expected, got table)", bk.set().add, fake, 4)
   local fakeIndex = setmetatable({ "x", 3 }, { __bkkind = 4 })
   eq(bk.indexSet().contains(fakeIndex, 3), false)
+end)
+
+test("a table given another set's metatable never reaches that set's membership", function()
+  for _, make in ipairs { bk.set, bk.orderedSet } do
+    local s = make { 1, 2 }
+    local forged = setmetatable({}, getmetatable(s))
+    raises("bad argument #1 to 'add' (set expected, got table)", forged.add, forged, 7)
+    raises("bad argument #1 to 'remove' (set expected, got table)", forged.remove, forged, 1)
+    raises("bad argument #1 to 'contains' (set expected, got table)", forged.contains, forged, 1)
+    eq(s:add(7), true)
+    eq(s:add(1), false)
+    deepEq(list(s), { 1, 2, 7 })
+    -- Nor through a metatable built by hand from the set's fields.
+    local copied = {}
+    for k, v in pairs(getmetatable(s)) do copied[k] = v end
+    local forged2 = setmetatable({ 1, 2 }, copied)
+    raises("bad argument #1 to 'remove' (set expected, got table)", forged2.remove, forged2, 1)
+    eq(s:contains(1), true)
+    -- The helpers still treat it as a set kind and give their results a membership of their own.
+    local r = bk.select(forged2, function() return true end)
+    eq(r:add(1), false)
+    eq(r:add(9), true)
+    eq(s:contains(9), false)
+  end
+  -- Index sets keep no bookkeeping beside their elements: a forged one only misleads itself.
+  local i = bk.indexSet { 1, 2 }
+  local forgedIndex = setmetatable({}, getmetatable(i))
+  eq(forgedIndex:add(5), true)
+  eq(i:contains(5), false)
+  deepEq(list(i), { 1, 2 })
 end)
 
 test("index set ranges are bounded", function()

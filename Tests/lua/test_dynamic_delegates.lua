@@ -228,8 +228,10 @@ test("bk.protocol validates its arguments and looks protocols up by name", funct
     bk.protocol, "Bad", { m = 5 })
   raises("bad argument #2 to 'dynamicDelegateForProtocol' (unknown protocol 'Nope')",
     bk.dynamicDelegateForProtocol, {}, "Nope")
-  raises("bad argument #1 to 'dynamicDelegateForProtocol' (table expected, got number)",
+  raises("bad argument #1 to 'dynamicDelegateForProtocol' (table or userdata expected, got number)",
     bk.dynamicDelegateForProtocol, 5, AlertDelegate)
+  raises("bad argument #1 to 'dynamicDelegate' (table or userdata expected, got number)", bk.dynamicDelegate, 5)
+  raises("bad argument #1 to 'dynamicDataSource' (table or userdata expected, got no value)", bk.dynamicDataSource)
   local list = bk.protocol("TestListDelegate", { "a:b:", "c" })
   ok(list.methods.aB and list.methods.c)
 end)

@@ -362,11 +362,30 @@ test("queues: bk.mainQueue and bk.backgroundQueue", function()
   ok(on ~= bk.threadId())
 end)
 
+test("huge finite delays are clamped: the block waits, the clock does not overflow", function()
+  local ran = false
+  local handles = {}
+  for _, delay in ipairs { 1e300, math.maxinteger + 0.0, 2^63, 1e10 } do
+    handles[#handles + 1] = bk.performBlock(function() ran = true end, delay)
+  end
+  handles[#handles + 1] = bk.performBlockInBackground(function() ran = true end, 1e300)
+  eq(bk.pending(), 5)
+  eq(bk.run(0.05), false)
+  eq(ran, false)
+  for _, h in ipairs(handles) do h:cancel() end
+  eq(bk.pending(), 0)
+end)
+
 test("bad arguments raise Lua's standard errors", function()
   raises("bad argument #2 to 'performBlock' (number expected, got no value)", bk.performBlock, function() end)
   raises("bad argument #2 to 'performBlock' (function expected, got no value)", bk.performBlock, 42)
   raises("bad argument #3 to 'performBlock' (bk.Queue expected, got number)", bk.performBlock, function() end, 0, 42)
   raises("bad argument #2 to 'performBlock' (number is NaN)", bk.performBlock, function() end, 0 / 0)
+  raises("bad argument #2 to 'performBlock' (delay must be a finite number)", bk.performBlock, function() end, math.huge)
+  raises("bad argument #2 to 'performBlock' (delay must be a finite number)", bk.performBlock, function() end, -math.huge)
+  raises("bad argument #3 to 'performBlock' (delay must be a finite number)", bk.performBlock, {}, function() end, math.huge)
+  raises("bad argument #2 to 'performBlockInBackground' (delay must be a finite number)",
+    bk.performBlockInBackground, function() end, math.huge)
   raises("bad argument #1 to 'cancelBlock' (bk.BlockHandle expected, got nil)", bk.cancelBlock, nil)
   raises("bad argument #2 to 'queue' (invalid option 'parallel')", bk.queue, "q", "parallel")
   raises("bad argument #1 to 'queue' (string expected, got no value)", bk.queue)

@@ -708,8 +708,11 @@ test("sj_addObserver twice for the same observer and key replaces; sj_removeAllO
   model.number = 3
   eq(b, 2)
   eq(#bk.sj_listAllObservers(model), 0)
-  raises("bad argument #2 to 'sj_addObserver' (observer expected, got no value)",
+  raises("bad argument #2 to 'sj_addObserver' (observer expected, got nil)",
     bk.sj_addObserver, model, nil, "number", function() end)
+  raises("bad argument #2 to 'sj_addObserver' (observer expected, got no value)", bk.sj_addObserver, model)
+  raises("bad argument #1 to 'cc_easyRemoveAllKVO' (observer expected, got nil)", bk.cc_easyRemoveAllKVO, nil)
+  raises("bad argument #1 to 'cc_easyRemoveAllKVO' (observer expected, got no value)", bk.cc_easyRemoveAllKVO)
 end)
 
 -- More combinations --------------------------------------------------------------------------------

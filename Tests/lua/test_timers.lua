@@ -163,11 +163,27 @@ test("timers and blocks interleave by due time", function()
   deepEq(trail, { "early", "timer", "late" })
 end)
 
+test("huge finite intervals are clamped: the timer waits, the clock does not overflow", function()
+  local fired = 0
+  local a = bk.scheduledTimerWithTimeInterval(1e300, function() fired = fired + 1 end, true)
+  local b = bk.scheduledTimerWithTimeInterval(2^63, function() fired = fired + 1 end)
+  eq(a.timeInterval, 1e300)
+  eq(bk.run(0.05), false)
+  eq(fired, 0)
+  a:invalidate()
+  b:invalidate()
+  eq(bk.pending(), 0)
+end)
+
 test("bad arguments raise Lua's standard errors", function()
   raises("bad argument #1 to 'scheduledTimerWithTimeInterval' (number expected, got function)",
     bk.scheduledTimerWithTimeInterval, function() end, 1)
   raises("bad argument #2 to 'timerWithTimeInterval' (function expected, got nil)", bk.timerWithTimeInterval, 1, nil)
   raises("bad argument #1 to 'scheduledTimerWithTimeInterval' (number is NaN)",
     bk.scheduledTimerWithTimeInterval, 0 / 0, function() end)
+  raises("bad argument #1 to 'scheduledTimerWithTimeInterval' (interval must be a finite number)",
+    bk.scheduledTimerWithTimeInterval, math.huge, function() end)
+  raises("bad argument #1 to 'timerWithTimeInterval' (interval must be a finite number)",
+    bk.timerWithTimeInterval, -math.huge, function() end, true)
   eq(bk.pending(), 0)
 end)

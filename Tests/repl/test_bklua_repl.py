@@ -108,6 +108,35 @@ def tables_are_pretty_printed():
 
 
 @case
+def objects_with_tostring_print_by_it():
+    s = start()
+    try:
+        # A metatable's __tostring wins over its __name: the object is not expanded.
+        answer(s, "setmetatable({1}, {__name = 'Point', __tostring = function() return 'P' end})", "P")
+        answer(s, "{setmetatable({}, {__name = 'N', __tostring = load'return 1'})}", re.escape("{ 1 }"))
+        if has("bk.async ~= nil"):
+            answer(s, "bk.async(function() end)", re.escape("bk.Task(finished)"))
+            answer(s, "bk.cancelled", "cancelled")
+            answer(s, "bk.debounce(print, 1)", re.escape("bk.Debounced(idle)"))
+            answer(s, "bk.throttle(print, 1)", re.escape("bk.Throttled(idle)"))
+        if has("bk.dynamicDelegate ~= nil"):
+            answer(s, "p = bk.protocol('P', {})", None)
+            answer(s, "bk.dynamicDelegateForProtocol({}, p)", r"bk\.DynamicDelegate \(P\): 0x[0-9a-f]+")
+        # Collections keep their expanded form.
+        if has("bk.set ~= nil"):
+            answer(s, "bk.set{1, 2}", re.escape("bk.set{ 1, 2 }"))
+            answer(s, "bk.array{}", re.escape("bk.array{}"))
+        # A __tostring that fails (or returns no string) fails the printing as tostring would.
+        s.send("setmetatable({}, {__tostring = function() return {} end})\r")
+        s.expect(r"\nerror calling 'print' \('__tostring' must return a string\)\n> ")
+        s.send("setmetatable({}, {__tostring = function() error('nope', 0) end})\r")
+        s.expect(r"\nerror calling 'print' \(nope\)\n> ")
+        answer(s, "1 + 1", "2")
+    finally:
+        s.close()
+
+
+@case
 def results_are_coloured_on_a_terminal_unless_no_color():
     s = start()
     try:

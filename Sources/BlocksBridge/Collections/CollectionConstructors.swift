@@ -54,20 +54,20 @@ enum CollectionConstructors {
             }
             return 1
         } else if !stack.isNoneOrNil(1) {
+            // (first, count) or a collection: a string is not read as a number.
+            if stack.type(at: 1) != .table { throw .type(1, expected: "table or integer") }
             let kind = try stack.checkCollectionContents(1)
-            var bad: Int64 = 0
+            var bad: String?
             CollectionAlgorithms.match(LuaCollection(stack, 1, kind: kind), { entry in
                 guard let value = stack.indexValue(entry.value) else { return true }
                 indexes.append(value)
                 return false
             }, found: { entry in
-                bad = entry.position
+                // The bad value itself, and where it is: a list's position or a dictionary's key.
+                let place = entry.key != 0 ? "key \(stack.describeKey(entry.key))" : "position \(entry.position)"
+                bad = "\(stack.describeIndex(entry.value)) at \(place)"
             })
-            if bad != 0 {
-                stack.rawGet(1, bad)
-                let described = stack.describeIndex(-1)
-                throw .argument(1, "non-negative integers expected, got \(described) at position \(bad)")
-            }
+            if let bad { throw .argument(1, "non-negative integers expected, got \(bad)") }
         }
         stack.top = 0
         stack.pushNewCollection(.indexSet, arrayCount: Int32(clamping: indexes.count))
@@ -97,8 +97,9 @@ enum CollectionConstructors {
         stack.top = 2
         switch kind {
         case .set, .orderedSet:
-            stack.pushMembers(of: 1)
-            guard stack.type(at: 3) == .table else { throw .type(1, expected: "set") }
+            // The membership is the set table's own: a table that only carries a set's metatable has
+            // none, and is refused rather than sharing another set's.
+            guard stack.pushMembers(of: 1) else { throw .argument(1, "set expected, got table") }
             switch operation {
             case .add:
                 try stack.argCheck(!stack.isNoneOrNil(2), 2, "element must not be nil")

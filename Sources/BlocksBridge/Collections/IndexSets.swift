@@ -16,6 +16,19 @@ extension LuaStack {
         return typeName(at: index)
     }
 
+    /// A dictionary key in errors: `'a'` for a string, the number itself, else its type name.
+    func describeKey(_ index: Int32) -> String {
+        switch type(at: index) {
+        case .string: return "'" + (stringValue(index) ?? "") + "'"
+        case .number:
+            pushCopy(of: index)
+            defer { pop() }
+            return toString(-1) ?? "?"
+        case .boolean: return toBool(index) ? "true" : "false"
+        default: return typeName(at: index)
+        }
+    }
+
     /// Replaces the contents of the list at `table` with `indexes`, sorted and without duplicates.
     func writeIndexSet(_ table: Int32, _ indexes: [Int64]) throws(LuaRaise) {
         let table = absolute(table)

@@ -30,8 +30,8 @@ extension LuaStack {
     /// Pushes a snapshot of the observed table at `index` and returns true; returns false and pushes
     /// nothing when it is not observed. The snapshot has the raw fields and the stored ones (a raw
     /// field wins, as it does for `t[k]`). Its kind is the original's: the proxy metatable is a copy
-    /// of the original metatable, so its `__bkkind` (and a set's `__bkmembers`, the same membership
-    /// table) are the original's; a plain or foreign-metatable table gets a plain snapshot, which
+    /// of the original metatable, so its `__bkkind` is the original's (a set's snapshot shares the
+    /// set's membership table); a plain or foreign-metatable table gets a plain snapshot, which
     /// the plain-table rule then sees whole (`t[1]` included).
     func pushSnapshotIfObserved(_ index: Int32) -> Bool {
         let index = absolute(index)
@@ -43,12 +43,15 @@ extension LuaStack {
         copyFields(from: index, to: snapshot)
         _ = pushMetatable(of: index)  // the proxy metatable (the table is observed)
         if rawGet(-1, field: Self.kindField) == .number {
-            pushNewTable(recordCount: 2)
+            pushNewTable(recordCount: 1)
             insert(at: -2)
             rawSet(-2, field: Self.kindField)
-            rawGet(-2, field: Self.membersField)
-            rawSet(-2, field: Self.membersField)
             setMetatable(of: snapshot)
+            if pushMembers(of: index) {
+                setMembers(of: snapshot)  // the same membership table
+            } else {
+                pop()
+            }
         } else {
             pop()
         }

@@ -3,44 +3,69 @@ import CLuaShim
 
 /// Sets and ordered sets: the elements in the array part of the table (insertion order, so walks
 /// are in place and ordered) plus a membership table `member -> true` for uniqueness by raw Lua
-/// equality. The membership table lives in the set's own metatable (`__bkmembers`), so the set
-/// itself holds nothing but its elements and `pairs`, `ipairs` and `#` see only them.
+/// equality. The membership table belongs to the set table itself: it is the value of the set in
+/// a weak-keyed (ephemeron) table of the registry (`bk.setMembers`), so the set holds nothing but
+/// its elements (`pairs`, `ipairs` and `#` see only them) and its metatable is the kind's shared
+/// one. A table given a set's metatable (`setmetatable({}, getmetatable(s))`) claims the set kind
+/// but owns no membership: `add` / `remove` / `contains` refuse it, and it never reaches another
+/// set's bookkeeping.
 ///
 /// NaN is never equal to itself, so NaN elements are kept without a membership entry (a table key
 /// cannot be NaN anyway). Change sets through `add` / `remove` or the helpers: a direct
 /// `s[i] = v` bypasses the membership table.
 extension LuaStack {
-    static let membersField = "__bkmembers"
+    static let membersKey = "bk.setMembers"
 
-    /// Gives the table at `index` a fresh metatable of `kind` (set or ordered set) with an empty
+    /// Pushes the registry's set -> membership table (weak keys), making it when missing.
+    private func pushMembershipRegistry() {
+        if rawGet(LuaStack.registryIndex, field: Self.membersKey) == .table { return }
+        pop()
+        pushNewTable()
+        pushNewTable(recordCount: 1)
+        push("k")
+        rawSet(-2, field: "__mode")
+        setMetatable(of: -2)
+        pushCopy(of: -1)
+        rawSet(LuaStack.registryIndex, field: Self.membersKey)
+    }
+
+    /// Gives the table at `index` the metatable of `kind` (set or ordered set) and a fresh empty
     /// membership table. Existing elements are not indexed: callers mark empty tables.
     func markSet(_ index: Int32, kind: CollectionKind) {
         let index = absolute(index)
-        pushNewTable(recordCount: 4)
-        let meta = top
-        rawGet(LuaStack.registryIndex, field: kind.metatableKey)  // the kind's template
-        let template = top
-        for field in ["__index", "__name", "__tostring"] {
-            rawGet(template, field: field)
-            rawSet(meta, field: field)
-        }
-        pop()
-        push(Int64(kind.rawValue))
-        rawSet(meta, field: Self.kindField)
-        pushNewTable()
-        rawSet(meta, field: Self.membersField)
+        rawGet(LuaStack.registryIndex, field: kind.metatableKey)
         setMetatable(of: index)
+        pushNewTable()
+        setMembers(of: index)
     }
 
-    /// Pushes the membership table of the set at `index`; false (nil pushed) when it has none.
+    /// Makes the table on top (popped) the membership table of the table at `index`.
+    func setMembers(of index: Int32) {
+        let index = absolute(index)
+        pushMembershipRegistry()
+        pushCopy(of: index)
+        pushCopy(of: -3)
+        rawSet(-3)
+        pop(2)
+    }
+
+    /// Pushes the membership table of the set at `index`; false (nil pushed) when it has none
+    /// (a plain table, or one that only claims a set kind through its metatable).
     @discardableResult
     func pushMembers(of index: Int32) -> Bool {
-        guard pushMetatable(of: index) else {
+        let index = absolute(index)
+        guard rawGet(LuaStack.registryIndex, field: Self.membersKey) == .table else {
+            pop()
             pushNil()
             return false
         }
-        let found = rawGet(-1, field: Self.membersField) == .table
+        pushCopy(of: index)
+        let found = rawGet(-2) == .table
         remove(at: -2)
+        if !found {
+            pop()
+            pushNil()
+        }
         return found
     }
 

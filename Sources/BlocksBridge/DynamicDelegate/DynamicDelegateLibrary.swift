@@ -109,7 +109,7 @@ enum DelegateFunctions {
     static func checkObject(_ stack: LuaStack, at index: Int32) throws(LuaRaise) {
         switch stack.type(at: index) {
         case .table, .userdata: return
-        default: throw .type(index, expected: "table")
+        default: throw .type(index, expected: "table or userdata")
         }
     }
 

@@ -163,7 +163,7 @@ enum DynamicDelegateStore {
         let object = stack.absolute(object)
         switch stack.type(at: object) {
         case .table, .userdata: break
-        default: throw .type(object, expected: "table")
+        default: throw .type(object, expected: "table or userdata")
         }
         let base = stack.top
         let objects = pushStoreTable(stack, "objects", weakKeys: true)

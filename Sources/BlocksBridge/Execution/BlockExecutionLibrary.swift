@@ -109,9 +109,12 @@ struct BlockArguments {
     }
 }
 
-/// A delay or interval in seconds: any number but NaN (negative means now).
-func checkDelay(_ stack: LuaStack, _ index: Int32) throws(LuaRaise) -> Double {
+/// A delay or interval in seconds (`what` names it in the error): any finite number (negative means
+/// now). NaN and infinities are refused: an infinite delay would keep the loop alive forever. Huge
+/// finite values are safe: `MonotonicClock.nanoseconds` clamps them to 10^9 s.
+func checkDelay(_ stack: LuaStack, _ index: Int32, _ what: String = "delay") throws(LuaRaise) -> Double {
     let value = try stack.checkNumber(index)
     try stack.argCheck(!value.isNaN, index, "number is NaN")
+    try stack.argCheck(value.isFinite, index, "\(what) must be a finite number")
     return value
 }

@@ -104,7 +104,8 @@ extension Observation {
 
     /// An observer: any value but nil (it is a weak key).
     static func checkObserver(_ stack: LuaStack, _ index: Int32) throws(LuaRaise) {
-        if stack.isNoneOrNil(index) { throw .argument(index, "observer expected, got no value") }
+        // A type error: the trampoline names an explicit nil "nil" and a missing argument "no value".
+        if stack.isNoneOrNil(index) { throw .type(index, expected: "observer") }
     }
 
     /// A key or a list of keys (`keyOrKeys`); returns how many.

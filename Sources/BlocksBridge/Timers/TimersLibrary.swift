@@ -16,7 +16,7 @@ extension BKLibrary {
     ])
 
     private static func makeTimer(_ stack: LuaStack) throws(LuaRaise) -> BlockTimer {
-        let interval = try checkDelay(stack, 1)
+        let interval = try checkDelay(stack, 1, "interval")
         try stack.checkFunction(2)
         let repeats = stack.toBool(3)
         return stack.eventLoop.timer(interval: interval, repeats: repeats, functionAt: 2, in: stack)
