@@ -5,7 +5,9 @@
 local bk = require "bk"
 print("BlocksBridge " .. bk.version() .. " on " .. _VERSION)
 
--- 1. The module: every bk.NAME is also the global bk_NAME in bklua.
+-- 1. The module: every bk.NAME is also the global bk_NAME in bklua (in the stock interpreter,
+--    once the script calls bk.installGlobals()).
+if bk_version == nil then bk.installGlobals() end
 print("require 'bk' is the bk global:", require("bk") == bk)
 print("bk_version is bk.version:", bk_version == bk.version)
 
@@ -183,3 +185,7 @@ do
   save("a"); save("ab"); save("abc")         -- saved: abc (once)
   bk.scheduledTimerWithTimeInterval(0.5, function() print("progress...") end, true):unref()
 end
+
+-- The end: bklua runs the loop until nothing is pending (the debounced save above); the stock
+-- interpreter does not, so a script meant for both ends with bk.run().
+bk.run()
