@@ -166,6 +166,22 @@ import CLua
         expectStillWorks(state)
     }
 
+    @Test func interruptEndsAWaitOnTheLoopInAStateWithoutLimits() throws {
+        // No count hook, so no polling cap: only the wake-up the interrupt sends ends the sleep
+        // before its 20 s (the bound below is the sleep's half, far above the 0.1 s expected).
+        let state = try LuaState()
+        state.installGlobals()
+        state.interruptHandle.interrupt(after: 0.1)
+        let result = try state.run("""
+            local start = bk.now()
+            local ok, err = pcall(bk.sleep, 20)
+            return bk.now() - start, tostring(err)
+            """)
+        let elapsed = Double(result.first?.description ?? "") ?? .infinity
+        #expect(elapsed < 10, "the sleep ran \(elapsed) s")
+        #expect(result.last?.description.contains("interrupted") == true, "\(result)")
+    }
+
     @Test func interruptAskedForBeforeARunStopsThatRun() throws {
         let state = try LuaState(sandbox: Sandbox(timeLimit: .seconds(20)))
         state.interruptHandle.interrupt()  // nothing runs yet: the next run takes it
