@@ -303,10 +303,10 @@ function bk.stop() end
 ---@return integer
 function bk.pending() end
 
----Sets the handler for errors in callbacks (`f(messageWithTraceback)`); returns the previous one.
----`nil` restores the default (stderr); no argument only reads.
----@param f? fun(message: string)
----@return fun(message: string)|nil previous
+---Sets the handler for errors in callbacks (`f(messageWithTraceback, errorValue)`); returns the
+---previous one. `nil` restores the default (stderr); no argument only reads.
+---@param f? fun(message: string, err: any)
+---@return fun(message: string, err: any)|nil previous
 function bk.onError(f) end
 
 ---Seconds on a monotonic clock.

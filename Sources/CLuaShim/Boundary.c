@@ -374,7 +374,7 @@ static void bk_pushtraceback(lua_State *L, int idx) {
     if (lua_type(L, idx) == LUA_TSTRING) {
         bk_luatraceback(L, L, lua_tostring(L, idx), 1);
     } else {
-        lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, idx));
+        bk_pusherrormessage(L, idx);  // as lua.c: __tostring, else "(error object is a X value)"
         bk_luatraceback(L, L, lua_tostring(L, -1), 1);
         lua_remove(L, -2);
     }
@@ -404,7 +404,7 @@ int bk_recordcoroutinetraceback(lua_State *L) {
     if (lua_type(L, 2) == LUA_TSTRING) {
         bk_luatraceback(L, co, lua_tostring(L, 2), 0);
     } else {
-        lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 2));
+        bk_pusherrormessage(L, 2);
         bk_luatraceback(L, co, lua_tostring(L, -1), 0);
         lua_remove(L, -2);
     }
@@ -417,8 +417,10 @@ int bk_recordcoroutinetraceback(lua_State *L) {
 int bk_traceback(lua_State *L) {
     const char *msg = lua_tostring(L, 1);
     if (msg == NULL) {
-        // Not a string: keep the original value so callers can rethrow it unchanged.
-        return 1;
+        // Not a string: keep the original value so callers can rethrow it unchanged; its
+        // traceback goes on the side (unless recorded deeper down), where a report finds it.
+        lua_settop(L, 1);
+        return bk_recordtraceback(L);
     }
     if (strstr(msg, "\nstack traceback:") != NULL) return 1;  // already traced deeper down
     // Recorded where a block raised it, deeper than here: that traceback is the useful one.
@@ -432,6 +434,33 @@ int bk_traceback(lua_State *L) {
     }
     lua_settop(L, 1);
     bk_luatraceback(L, L, msg, 1);
+    return 1;
+}
+
+void bk_pusherrorreport(lua_State *L, int idx) {
+    idx = lua_absindex(L, idx);
+    {
+        int recorded = lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, idx);
+        lua_pop(L, 1);
+        if (recorded) {
+            if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key) == LUA_TSTRING) {
+                // Clearing keys that exist allocates nothing.
+                lua_pushnil(L);
+                lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_error_key);
+                lua_pushnil(L);
+                lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key);
+                return;
+            }
+            lua_pop(L, 1);
+        }
+    }
+    bk_pusherrormessage(L, idx);  // a string as it is
+}
+
+int bk_errorreport(lua_State *L) {
+    lua_settop(L, 1);
+    if (lua_type(L, 1) == LUA_TSTRING) return bk_traceback(L);
+    bk_pusherrorreport(L, 1);
     return 1;
 }
 

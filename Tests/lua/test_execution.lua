@@ -227,6 +227,34 @@ test("errors in blocks are reported with a traceback and later blocks still run"
   ok(messages[2]:find("attempt to index a nil value", 1, true), messages[2])
 end)
 
+test("bk.onError gets (message with traceback, the error value) for any value raised", function()
+  local reports = {}
+  local previous = bk.onError(function(m, v) reports[#reports + 1] = { m, v } end)
+  local raised = { code = 7 }
+  local named = setmetatable({}, { __tostring = function() return "a named error" end })
+  bk.performBlock(function() error(raised) end, 0)
+  bk.performBlock(function() error(named) end, 0)
+  bk.async(function() bk.sleep(0) error(raised) end)  -- a task nobody awaits
+  bk.performBlock(function() error("plain", 0) end, 0)
+  bk.run()
+  bk.onError(previous)
+  eq(#reports, 4)
+  -- The task's report comes a turn later: matched by value, not by order.
+  local described = { [raised] = "(error object is a table value)", [named] = "a named error", plain = "plain" }
+  local seen = {}
+  for _, report in ipairs(reports) do
+    local message, value = report[1], report[2]
+    local expected = described[value]
+    ok(expected, "an unexpected value: " .. tostring(value))
+    eq(message:sub(1, #expected), expected)
+    ok(message:find("\nstack traceback:", 1, true), message)
+    seen[value] = (seen[value] or 0) + 1
+  end
+  eq(seen[raised], 2)
+  eq(seen[named], 1)
+  eq(seen.plain, 1)
+end)
+
 test("bk.onError returns the previous handler; nil restores the default", function()
   local function h1() end
   local function h2() end

@@ -28,7 +28,7 @@ enum EventDispatch {
             return false
         }
         stack.pushCopy(of: xpcall)
-        bk_pushcfunction(stack.L, bk_traceback)
+        bk_pushcfunction(stack.L, bk_recordtraceback)  // the value stays; report finds its traceback
         stack.push(function: "report") { stack in
             stack.top = 1
             stack.reportError()

@@ -18,7 +18,8 @@ extension LuaStack {
         lock.lock()
         defer { lock.unlock() }
         let functionIndex = top - arguments
-        bk_pushcfunction(L, bk_traceback)
+        // The value raised stays as it is (the handler gets it); its traceback goes on the side.
+        bk_pushcfunction(L, bk_recordtraceback)
         insert(at: functionIndex)
         let status = bk_pcall(L, arguments, results, functionIndex)
         remove(at: functionIndex)
@@ -27,18 +28,26 @@ extension LuaStack {
         return false
     }
 
-    /// Pops the error value on top and reports it to the error handler (or stderr).
+    /// Pops the error value on top and reports it to the error handler, as `f(message, value)`
+    /// (or to stderr).
     public func reportError() {
-        bk_pusherrormessage(L, -1)
-        remove(at: -2)
+        let value = top
+        bk_pusherrorreport(L, value)
+        deliverReport(value: value)
+    }
+
+    /// Reports the error value at `value` with the message on top (both popped; nothing may be
+    /// above them): what `reportError` does once the message is made.
+    func deliverReport(value: Int32) {
         let message = top
         if rawGet(LuaStack.registryIndex, field: LuaStack.errorHandlerKey) == .function {
             pushCopy(of: message)
+            pushCopy(of: value)
             bk_pushcfunction(L, bk_traceback)
-            insert(at: -3)
-            let status = bk_pcall(L, 1, 0, top - 2)
+            insert(at: -4)
+            let status = bk_pcall(L, 2, 0, top - 3)
             if status == LUA_OK {
-                top = message - 1
+                top = value - 1
                 return
             }
             // The handler itself failed: report both, so neither is lost.
@@ -47,6 +56,6 @@ extension LuaStack {
             StandardStreams.writeError("bklua: error in error handler: \(handlerError)\n")
         }
         StandardStreams.writeError("bklua: \(toString(message) ?? "?")\n")
-        top = message - 1
+        top = value - 1
     }
 }

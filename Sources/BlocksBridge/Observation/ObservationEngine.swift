@@ -33,7 +33,7 @@ enum ObservationEngine {
             throw .message("observation engine: \(error)")
         }
         stack.pushGlobalTable()
-        bk_pushcfunction(stack.L, bk_traceback)
+        bk_pushcfunction(stack.L, bk_recordtraceback)  // the value stays; report finds its traceback
         stack.push(function: "report") { stack in
             stack.top = 1
             stack.reportError()

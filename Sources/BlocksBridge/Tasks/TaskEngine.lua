@@ -22,7 +22,7 @@ local huge = G.math.huge
 local performBlock, cancelBlock, now = bk.performBlock, bk.cancelBlock, bk.now
 local runUntil, watchHandle, watchTimer = native.runUntil, native.watchHandle, native.watchTimer
 local report, recordCoroutineTraceback, rawmetatable = native.report, native.recordCoroutineTraceback, native.getmetatable
-local traceback = native.traceback
+local errorReport = native.errorReport
 local isHandle, isTimer, finishHandle = native.isHandle, native.isTimer, native.finishHandle
 -- The engine's own delayed calls (no handle object; see TaskPrimitives.swift).
 local schedule, unschedule = native.schedule, native.unschedule
@@ -151,7 +151,7 @@ end
 local function reportIfUnobserved(task)
   if not task.observed then
     task.observed = true
-    report(task.traced)
+    report(task.results[1], task.traced)
   end
 end
 
@@ -193,15 +193,15 @@ function settle(task, resumed, ...)
       if block ~= false then finishHandle(block) end
       if not ok and not rawequal(results[1], cancelled) and (waiters == nil or next(waiters) == nil) then
         task.observed = true
-        report(traceback(results[1]))
+        report(results[1], errorReport(results[1]))
       end
     end
   elseif not ok and not rawequal(results[1], cancelled) then
     -- Reported on the next turn of the loop unless someone awaits it by then.
     if waiters ~= nil and next(waiters) ~= nil then task.observed = true
     else
-      -- The traceback now: the one recorded where it was raised is gone by the next turn.
-      task.traced = traceback(results[1])
+      -- The report now: the traceback recorded where it was raised is gone by the next turn.
+      task.traced = errorReport(results[1])
       schedule(reportIfUnobserved, task, 0)
     end
   end

@@ -90,10 +90,16 @@ enum TaskPrimitives {
             stack.push(stack.toObject(BlockTimer.self, at: 1) != nil)
             return 1
         }
-        // report(err): to bk.onError with the traceback recorded where it was raised.
+        // report(err [, message]): to bk.onError, with `message` when given (made by errorReport
+        // while the traceback recorded where err was raised was still there), else made now.
         add("report") { stack in
-            stack.top = 1
-            stack.reportError()
+            stack.top = 2
+            if stack.type(at: 2) == .string {
+                stack.deliverReport(value: 1)
+            } else {
+                stack.pop()
+                stack.reportError()
+            }
             return 0
         }
         // Raw: ignores __metatable, as luaL_typeerror's __name lookup does.
@@ -105,9 +111,10 @@ enum TaskPrimitives {
         stack.rawSet(table, field: "cancelled")
         bk_pushcfunction(stack.L, bk_recordcoroutinetraceback)
         stack.rawSet(table, field: "recordCoroutineTraceback")
-        // traceback(err): err with the traceback recorded where it was raised (strings only).
-        bk_pushcfunction(stack.L, bk_traceback)
-        stack.rawSet(table, field: "traceback")
+        // errorReport(err): what a report of err says, with the traceback recorded where it was
+        // raised (any value: a string gets it appended).
+        bk_pushcfunction(stack.L, bk_errorreport)
+        stack.rawSet(table, field: "errorReport")
     }
 
     /// The waiter at 2 (a function) and 3 (its argument), as registry references; nil without one.

@@ -162,7 +162,7 @@ int bk_recordtraceback(lua_State *L);
 /// Message handler for reports: appends a traceback to a string error once (the one recorded by
 /// bk_recordtraceback where the same value was raised, if any) (an error that already carries a
 /// traceback keeps it, so an error crossing several Swift helpers is not traced twice). Non-string
-/// error values pass through unchanged (their __tostring, if any, is used by whoever reports them).
+/// error values pass through unchanged, their traceback recorded on the side (bk_pusherrorreport).
 int bk_traceback(lua_State *L);
 /// bk_recordtraceback for an error that ended a coroutine: (co, err) records the traceback of the
 /// dead coroutine `co`, whose stack is intact until it is closed (tasks run without an xpcall).
@@ -171,6 +171,13 @@ int bk_recordcoroutinetraceback(lua_State *L);
 /// Pushes a string describing the value at `idx` the way lua.c reports errors (__tostring honoured,
 /// else "(error object is a X value)"). Protected: a raising __tostring cannot escape.
 void bk_pusherrormessage(lua_State *L, int idx);
+/// Pushes what a report of the error value at `idx` says: the traceback recorded where it was
+/// raised (bk_recordtraceback) when there is one, else a string as it is, another value as
+/// bk_pusherrormessage.
+void bk_pusherrorreport(lua_State *L, int idx);
+/// lua_CFunction (err): what a report of err says now: a string with its traceback (bk_traceback),
+/// another value as bk_pusherrorreport. For reports made later, once the record is gone.
+int bk_errorreport(lua_State *L);
 
 /// Installs the panic and warning functions luaL_newstate would (warnings start off; "@on"/"@off").
 void bk_setdefaulthandlers(lua_State *L);
