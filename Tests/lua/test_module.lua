@@ -16,6 +16,13 @@ test("every bk.NAME function is also the global bk_NAME", function()
   ok(count >= 2, "module has functions")
 end)
 
+test("bk.NAME and the global bk_NAME stay the same function once the tasks engine loaded", function()
+  bk.sleep(0)  -- loads the engine (if nothing did before): bk.sleep and the others are replaced
+  for _, name in ipairs { "async", "await", "sleep", "awaitAll", "awaitAny", "currentTask", "debounce", "throttle" } do
+    eq(_G["bk_" .. name], bk[name], name)
+  end
+end)
+
 test("installGlobals fills a given environment", function()
   local env = {}
   eq(bk.installGlobals(env), env)

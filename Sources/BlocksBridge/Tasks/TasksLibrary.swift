@@ -182,10 +182,28 @@ enum TaskEngine {
         stack.rawSet(LuaStack.registryIndex, field: functionsKey)
         BKModule.pushModule(on: stack)
         if stack.type(at: -1) == .table {
+            let module = stack.top
+            stack.pushGlobalTable()
+            let globals = stack.top
+            let hasGlobals = stack.type(at: globals) == .table  // debug.getregistry() can change it
             for name in names {
+                // The global bk_NAME follows when it is still the stub (bk.NAME and bk_NAME stay
+                // the same function); one the script changed is left alone.
+                var globalIsStub = false
+                if hasGlobals {
+                    stack.rawGet(module, field: name)
+                    stack.rawGet(globals, field: "bk_" + name)
+                    globalIsStub = stack.rawEqual(-1, -2)
+                    stack.pop(2)
+                }
                 stack.rawGet(functions, field: name)
-                stack.rawSet(-2, field: name)
+                if globalIsStub {
+                    stack.pushCopy(of: -1)
+                    stack.rawSet(globals, field: "bk_" + name)
+                }
+                stack.rawSet(module, field: name)
             }
+            stack.pop()
             // Copies between states name bk's functions: these are new values of those names.
             stack.runtime.pointee.known_values_changed = 1
         }
