@@ -105,7 +105,7 @@ public final class Channel: LuaShareable, @unchecked Sendable {
             let token = wakers.add { [condition] in condition.withLock { condition.broadcast() } }
             defer { wakers.remove(token) }
             while !ready() {
-                if bk_stop_requested(stack.runtime) != nil { try stack.raiseIfLimitsStopped() }
+                try stack.raiseIfLimitsStopped()
                 if let deadline {
                     let now = MonotonicClock.now()
                     if now >= deadline { return false }

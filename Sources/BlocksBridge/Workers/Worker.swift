@@ -51,9 +51,10 @@ public final class Worker: LuaBridged, @unchecked Sendable {
         }
         cancelled = true
         // Under the lock: the state cannot be closed meanwhile (results are taken only once finished).
-        let wakers = state.map { state in
+        var wakers: InterruptWakers?
+        if let state {
             bk_interrupt_installing_hook(state.L, state.runtime)
-            return state.runtimeStorage.wakers
+            wakers = state.runtimeStorage.wakers
         }
         condition.unlock()
         // Outside the lock: a wake takes the lock of what the worker waits on.
