@@ -437,18 +437,20 @@ int bk_traceback(lua_State *L) {
     return 1;
 }
 
-void bk_pusherrorreport(lua_State *L, int idx) {
+static void bk_pusherrortext(lua_State *L, int idx, int clear) {
     idx = lua_absindex(L, idx);
     {
         int recorded = lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, idx);
         lua_pop(L, 1);
         if (recorded) {
             if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key) == LUA_TSTRING) {
-                // Clearing keys that exist allocates nothing.
-                lua_pushnil(L);
-                lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_error_key);
-                lua_pushnil(L);
-                lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key);
+                if (clear) {
+                    // Clearing keys that exist allocates nothing.
+                    lua_pushnil(L);
+                    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_error_key);
+                    lua_pushnil(L);
+                    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key);
+                }
                 return;
             }
             lua_pop(L, 1);
@@ -456,6 +458,10 @@ void bk_pusherrorreport(lua_State *L, int idx) {
     }
     bk_pusherrormessage(L, idx);  // a string as it is
 }
+
+void bk_pusherrorreport(lua_State *L, int idx) { bk_pusherrortext(L, idx, 1); }
+
+void bk_pusherrordescription(lua_State *L, int idx) { bk_pusherrortext(L, idx, 0); }
 
 int bk_errorreport(lua_State *L) {
     lua_settop(L, 1);

@@ -4,7 +4,69 @@
 // unwinds C frames only), and it uses raw table operations only. Blocks are called with lua_callk,
 // so a block may yield (bk.sleep in a task): the walk's state lives in a userdata on the stack and
 // the continuation picks the walk up where the block was called.
+//
+// A block can rewrite any slot of this frame (debug.setlocal reaches a C function's temporaries),
+// so after every call the walk trusts nothing on the stack: it checks that its userdata is still
+// in its slot (which is also what keeps it alive) and that the slots it uses raw still hold the
+// values it recorded (type and address; the originals are anchored in the userdata's user values,
+// so an address cannot be reused while the walk runs). The continuation's context is the stack
+// index of the userdata, never its address: it finds the walk again and checks it the same way.
 #include "CLuaShim.h"
+#include <string.h>
+
+// The walk's userdata: the walk, and what it checks after each block call.
+#define BK_WALK_ANCHORS 4  // table, keys, block, result (the slots used raw or called)
+typedef struct bk_walk_state {
+    const void *tag;        // &bk_walk_tag: a walk made by bk_walk_prepare (not another userdata)
+    lua_State *thread;      // the thread whose frame the walk runs in
+    int anchors[BK_WALK_ANCHORS];          // their slots (0: unused)
+    int types[BK_WALK_ANCHORS];            // what they held when the walk started
+    const void *addresses[BK_WALK_ANCHORS];
+    bk_walk walk;
+} bk_walk_state;
+
+static const char bk_walk_tag = 0;
+
+// Raises the walk's clear error: its frame was changed by the block (or the continuation cannot
+// find its walk). Runs in the trampoline's frame or its continuation: raising is safe here.
+static int bk_walk_changed(lua_State *L) {
+    const char *fname = lua_tostring(L, lua_upvalueindex(2));
+    return luaL_error(L, "bk: %s's frame was changed while its block ran (debug.setlocal)",
+                      fname != NULL ? fname : "?");
+}
+
+// The slots it uses raw or calls still hold what they held (type, then address): one check per
+// block call. Value slots (the accumulator, a search's answer, `null`) may hold anything: they
+// are only copied, never used raw.
+static inline void bk_walk_check_anchors(lua_State *L, const bk_walk_state *s) {
+    for (int i = 0; i < BK_WALK_ANCHORS; i++) {
+        int slot = s->anchors[i];
+        if (slot == 0) continue;
+        if (lua_type(L, slot) != s->types[i] || lua_topointer(L, slot) != s->addresses[i]) bk_walk_changed(L);
+    }
+}
+
+// The walk whose userdata should be at `base`, checked: a full userdata of a walk's size (so its
+// memory may be read), the tag, this thread and this base. Raises otherwise.
+static bk_walk_state *bk_walk_at(lua_State *L, int base) {
+    if (base < 1 || base > lua_gettop(L) || lua_type(L, base) != LUA_TUSERDATA ||
+        lua_rawlen(L, base) != sizeof(bk_walk_state))
+        bk_walk_changed(L);
+    bk_walk_state *s = (bk_walk_state *)lua_touserdata(L, base);
+    if (s->tag != &bk_walk_tag || s->thread != L || s->walk.base != base) bk_walk_changed(L);
+    bk_walk_check_anchors(L, s);
+    return s;
+}
+
+// After a block returned in the loop: the userdata the loop holds `s` of must still be at `base`
+// (compared before `s` is read: a replaced userdata may have been collected and its memory reused,
+// so the size, then the tag, thread and base are checked too), and the anchors hold.
+static inline void bk_walk_check(lua_State *L, bk_walk_state *s, int base) {
+    if (__builtin_expect(lua_touserdata(L, base) != s || lua_rawlen(L, base) != sizeof(bk_walk_state) ||
+                         s->tag != &bk_walk_tag || s->thread != L || s->walk.base != base, 0))
+        bk_walk_changed(L);
+    bk_walk_check_anchors(L, s);
+}
 
 // Ends the walk after the current position (a search found its answer): the loop breaks on the
 // apply's answer, and a continuation finds no positions left.
@@ -91,7 +153,7 @@ static inline int bk_walk_apply(lua_State *L, bk_walk *w, int key, int value) {
     return 0;
 }
 
-static int bk_walk_loop(lua_State *L, bk_walk *w);
+static int bk_walk_loop(lua_State *L, bk_walk_state *s);
 
 // After the block of the current position returned (its answer on top): apply, next position.
 static inline void bk_walk_after(lua_State *L, bk_walk *w) {
@@ -105,12 +167,14 @@ static inline void bk_walk_after(lua_State *L, bk_walk *w) {
     w->position++;
 }
 
-// Lua calls this when a block that yielded is resumed and returns: the walk goes on.
+// Lua calls this when a block that yielded is resumed and returns: the walk goes on. The context
+// is the userdata's slot; while the task was suspended the slot may have been rewritten and the
+// userdata collected, so the walk is looked up and checked again (bk_walk_at).
 static int bk_walk_k(lua_State *L, int status, lua_KContext context) {
     (void)status;
-    bk_walk *w = (bk_walk *)context;
-    bk_walk_after(L, w);
-    return bk_walk_loop(L, w);
+    bk_walk_state *s = bk_walk_at(L, (int)context);
+    bk_walk_after(L, &s->walk);
+    return bk_walk_loop(L, s);
 }
 
 static int bk_walk_finish(lua_State *L, bk_walk *w) {
@@ -120,14 +184,15 @@ static int bk_walk_finish(lua_State *L, bk_walk *w) {
     return 1;
 }
 
-static int bk_walk_loop(lua_State *L, bk_walk *w) {
+static int bk_walk_loop(lua_State *L, bk_walk_state *s) {
     // The hot loop works on locals; `w->position` is stored before each call, for the
-    // continuation should the block yield.
+    // continuation should the block yield. After each call, bk_walk_check before anything else.
+    bk_walk *w = &s->walk;
     const int base = w->base, table = w->table, block = w->block, prefix = w->prefix;
     const lua_Integer count = w->count;
     const int results = w->action == BK_WALK_DISCARD ? 0 : 1;
     const int keepsValue = w->action == BK_WALK_KEEP || w->action == BK_WALK_DROP || w->action == BK_WALK_FIND;
-    lua_KContext context = (lua_KContext)w;
+    lua_KContext context = (lua_KContext)base;
     lua_Integer position = w->position;
     if (w->keys == 0) {
         const int nargs = prefix != 0 ? 2 : 1;
@@ -146,6 +211,7 @@ static int bk_walk_loop(lua_State *L, bk_walk *w) {
             }
             w->position = position;
             lua_callk(L, nargs, results, context, bk_walk_k);
+            bk_walk_check(L, s, base);
             if (results != 0 && bk_walk_apply(L, w, 0, base + 1)) break;
             if (!backAtBase) lua_settop(L, base);
         }
@@ -164,6 +230,7 @@ static int bk_walk_loop(lua_State *L, bk_walk *w) {
             lua_pushvalue(L, base + 2);
             w->position = position;
             lua_callk(L, nargs, results, context, bk_walk_k);
+            bk_walk_check(L, s, base);
             if (results != 0 && bk_walk_apply(L, w, base + 1, base + 2)) break;
             lua_settop(L, base);
         }
@@ -173,43 +240,75 @@ static int bk_walk_loop(lua_State *L, bk_walk *w) {
 }
 
 void bk_walk_prepare(lua_State *L, const bk_walk *walk) {
-    bk_walk *w = (bk_walk *)lua_newuserdatauv(L, sizeof(bk_walk), 0);
-    *w = *walk;
+    bk_walk_state *s = (bk_walk_state *)lua_newuserdatauv(L, sizeof(bk_walk_state), BK_WALK_ANCHORS);
+    memset(s, 0, sizeof *s);
+    s->walk = *walk;
+}
+
+// Records the slots the walk uses raw or calls (the walk's userdata is on top, at `base`) and
+// anchors their values in its user values.
+static void bk_walk_anchor(lua_State *L, bk_walk_state *s, int base) {
+    const bk_walk *w = &s->walk;
+    int tableResult = w->action == BK_WALK_MAP || w->action == BK_WALK_KEEP || w->action == BK_WALK_DROP;
+    int slots[BK_WALK_ANCHORS] = { w->table, w->keys, w->block, tableResult ? w->result : 0 };
+    s->tag = &bk_walk_tag;
+    s->thread = L;
+    s->walk.base = base;
+    for (int i = 0; i < BK_WALK_ANCHORS; i++) {
+        int slot = slots[i];
+        s->anchors[i] = slot;
+        if (slot == 0) continue;
+        s->types[i] = lua_type(L, slot);
+        s->addresses[i] = lua_topointer(L, slot);
+        lua_pushvalue(L, slot);
+        lua_setiuservalue(L, base, i + 1);
+    }
 }
 
 int bk_walk_start(lua_State *L) {
-    bk_walk *w = (bk_walk *)lua_touserdata(L, -1);
-    if (w == NULL) return luaL_error(L, "bk: walk state missing");
+    int base = lua_gettop(L);
+    if (lua_type(L, base) != LUA_TUSERDATA || lua_rawlen(L, base) != sizeof(bk_walk_state))
+        return luaL_error(L, "bk: walk state missing");
+    bk_walk_state *s = (bk_walk_state *)lua_touserdata(L, base);
     // The userdata stays on the stack (anchored, never moved) below everything the walk pushes.
-    w->base = lua_gettop(L);
-    w->position = 1;
     if (!lua_checkstack(L, 8)) return luaL_error(L, "stack overflow");
-    return bk_walk_loop(L, w);
+    bk_walk_anchor(L, s, base);
+    s->walk.position = 1;
+    return bk_walk_loop(L, s);
 }
 
 // The synchronous form, for Swift code that needs the walk's results before it returns (the
 // workers' pool runs the first elements in the caller to decide whether to go parallel): the same
-// loop, from position `first`, inside ONE bk_pcall in a copy of the caller's frame (slots 1 ... top,
-// written back on success). A block that yields gets "attempt to yield across a C-call boundary".
+// loop, from position `first`, inside ONE protected call in a copy of the caller's frame. Its
+// actions write into tables only (MAP, KEEP, DROP, DISCARD), so nothing is copied back: the
+// caller's slots are never written from this frame. A block that yields gets "attempt to yield
+// across a C-call boundary". Upvalue 2: the helper's name, for the walk's errors.
 static int bk_walk_driver(lua_State *L) {
-    bk_walk *w = (bk_walk *)lua_touserdata(L, -1);
+    bk_walk *out = (bk_walk *)lua_touserdata(L, -1);
     lua_settop(L, -2);
-    w->base = lua_gettop(L);
-    w->position = w->first > 1 ? w->first : 1;
-    w->returns = 0;
-    bk_walk_loop(L, w);
-    return w->base;
+    bk_walk_prepare(L, out);
+    int base = lua_gettop(L);
+    bk_walk_state *s = (bk_walk_state *)lua_touserdata(L, base);
+    bk_walk_anchor(L, s, base);
+    s->walk.position = out->first > 1 ? out->first : 1;
+    s->walk.returns = 0;
+    bk_walk_loop(L, s);
+    out->appended = s->walk.appended;
+    out->position = s->walk.position;
+    return 0;
 }
 
 int bk_walk_run(lua_State *L, bk_walk *walk, int handler) {
     int n = lua_gettop(L);
-    if (!lua_checkstack(L, n + 2)) return BK_WALK_NO_STACK;
-    lua_pushcfunction(L, bk_walk_driver);
+    if (walk->action != BK_WALK_DISCARD && walk->action != BK_WALK_MAP && walk->action != BK_WALK_KEEP &&
+        walk->action != BK_WALK_DROP)
+        return BK_WALK_NO_STACK;  // a value slot would need copying back (not used by any caller)
+    if (!lua_checkstack(L, n + 8)) return BK_WALK_NO_STACK;
+    lua_pushnil(L);
+    lua_pushvalue(L, lua_upvalueindex(2));  // the running bk function's name (nil outside one)
+    lua_pushcclosure(L, bk_walk_driver, 2);
     for (int i = 1; i <= n; i++) lua_pushvalue(L, i);
     lua_pushlightuserdata(L, walk);
-    int status = bk_pcall(L, n + 1, n, handler);
-    if (status != LUA_OK) return status;
-    for (int i = 1; i <= n; i++) lua_copy(L, n + i, i);
-    lua_settop(L, n);
-    return LUA_OK;
+    // The caller's own frame is checked too: the block can reach it (a level further up).
+    return bk_pcall_guarded(L, n + 1, 0, handler);
 }

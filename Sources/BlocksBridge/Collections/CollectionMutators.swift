@@ -65,8 +65,9 @@ enum CollectionMutators {
             }
             visited = count
         } catch {
-            // Keep the failing element and the unvisited rest after the kept ones.
-            stack.closeGap(1, written: written, from: visited, count: count)
+            // Keep the failing element and the unvisited rest after the kept ones (unless the
+            // block rewrote this frame's slot 1: then the error says so and nothing is touched).
+            if stack.type(at: 1) == .table { stack.closeGap(1, written: written, from: visited, count: count) }
             throw error
         }
         stack.closeGap(1, written: written, from: count + 1, count: count)

@@ -91,7 +91,10 @@ extension CollectionMutators {
             try body(stack)
         } catch {
             let errorTop = stack.top  // a block's error value is on top: keep it there
-            try writeBack(stack, table: table, before: before, after: 1)
+            // Unless a block rewrote this frame's slots (the error then says so): nothing to write.
+            if stack.type(at: 1) == .table, stack.type(at: table) == .table, stack.type(at: before) == .table {
+                try writeBack(stack, table: table, before: before, after: 1)
+            }
             stack.top = errorTop
             throw error
         }

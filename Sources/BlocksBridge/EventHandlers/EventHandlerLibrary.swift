@@ -124,6 +124,8 @@ extension BKLibrary {
             var succeeded = 0
             for i in stride(from: 1, through: dueCount, by: 1) {
                 guard stack.ensureSpace(arguments + 4) else { throw .message("stack overflow") }
+                // A handler may have rewritten this frame's slots (reported as such): stop there.
+                guard stack.type(at: due) == .table else { break }
                 stack.rawGet(due, i)
                 stack.pushCopy(of: 1)
                 for argument in 0 ..< arguments { stack.pushCopy(of: 3 + argument) }

@@ -72,15 +72,21 @@ public enum TypedFunction {
         return try T.check(stack, at: index)
     }
 
-    /// The Lua error for a Swift error: `LuaRaise` as is, a `LuaError` (from a nested call) with
-    /// its message and traceback unchanged, anything else as a message at the caller's position.
+    /// The Lua error for a Swift error: `LuaRaise` as is, a `LuaError` (from a nested call) as the
+    /// value that was raised, unchanged, anything else as a message at the caller's position.
     @usableFromInline static func raise(_ error: any Error, on stack: LuaStack) -> LuaRaise {
         switch error {
         case let raise as LuaRaise:
             return raise
         case let luaError as LuaError:
             _ = stack.ensureSpace(1)
-            stack.push(luaError.description)
+            // The value the callback raised, unchanged (rule 4); from another state (a worker's),
+            // or without one, the message with its traceback.
+            if let value = luaError.value, let state = value.state, state === stack.state {
+                value.push(on: stack)
+            } else {
+                stack.push(luaError.description)
+            }
             return .valueOnTop
         default:
             return .message(String(describing: error))

@@ -21,7 +21,8 @@ extension LuaStack {
         // The value raised stays as it is (the handler gets it); its traceback goes on the side.
         bk_pushcfunction(L, bk_recordtraceback)
         insert(at: functionIndex)
-        let status = bk_pcall(L, arguments, results, functionIndex)
+        // The caller's slots are checked after the call (see callBlock): a rewritten one is reported.
+        let status = bk_pcall_guarded(L, arguments, results, functionIndex)
         remove(at: functionIndex)
         if status == LUA_OK { return true }
         reportError()

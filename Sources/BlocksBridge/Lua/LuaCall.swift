@@ -14,14 +14,19 @@ extension LuaStack {
 
     /// Calls the function below its `arguments` in protected mode. On failure the error value
     /// (with traceback when `handler` is the bridge's) is on top and the Lua status is returned.
+    /// The caller's slots are checked after the call, as `callBlock` does.
     @inlinable public func protectedCall(arguments: Int32, results: Int32, handler: Int32) -> Int32 {
-        bk_pcall(L, arguments, results, handler)
+        bk_pcall_guarded(L, arguments, results, handler)
     }
 
     /// Calls a block from inside an exported function: a failure leaves the error on top and
     /// throws `.valueOnTop`, so the error reaches the helper's caller unchanged.
+    ///
+    /// The caller's slots are checked after the call (`bk_pcall_guarded`): a block can rewrite
+    /// them (`debug.setlocal`), and the caller goes on using them raw. When one was rewritten, the
+    /// error is "bk: NAME's frame was changed while its block ran (debug.setlocal)".
     @inlinable public func callBlock(arguments: Int32, results: Int32, handler: Int32) throws(LuaRaise) {
-        if bk_pcall(L, arguments, results, handler) != LUA_OK { throw .valueOnTop }
+        if bk_pcall_guarded(L, arguments, results, handler) != LUA_OK { throw .valueOnTop }
     }
 
     /// Calls the function below its `arguments` with a traceback handler; a failure becomes a
@@ -31,19 +36,22 @@ extension LuaStack {
         lock.lock()
         defer { lock.unlock() }
         let functionIndex = top - arguments
-        bk_pushcfunction(L, bk_traceback)
+        // The value raised stays as it is (the LuaError holds it, so a Swift function that called
+        // this can raise it again unchanged); its traceback goes on the side.
+        bk_pushcfunction(L, bk_recordtraceback)
         insert(at: functionIndex)
-        let status = bk_pcall(L, arguments, results, functionIndex)
+        let status = bk_pcall_guarded(L, arguments, results, functionIndex)  // see callBlock
         remove(at: functionIndex)
         if status != LUA_OK { throw popError(status: status) }
     }
 
-    /// Pops the error value on top into a `LuaError`.
+    /// Pops the error value on top into a `LuaError`: its message with the traceback recorded where
+    /// it was raised (kept for a report further out), and the value itself (`LuaError.value`).
     public func popError(status: Int32) -> LuaError {
-        bk_pusherrormessage(L, -1)
+        bk_pusherrordescription(L, -1)
         let reported = toString(-1) ?? "(error object is not a string)"
-        pop(2)
-        return LuaError(status: status, reported: reported)
+        pop()
+        return LuaError(status: status, reported: reported, value: LuaRef(popping: self))
     }
 
     /// Loads a chunk (text or binary per `mode`) and pushes it as a function.

@@ -146,11 +146,21 @@ void bk_walk_prepare(lua_State *L, const bk_walk *walk);
 int bk_walk_start(lua_State *L);
 
 /// The same walk from position `first`, synchronously: inside ONE protected call (message handler
-/// `handler`) in a copy of the caller's frame, written back on success, so Swift can read the
-/// results before it returns. Blocks cannot yield here. Returns a Lua status (error value on top on
-/// failure), or BK_WALK_NO_STACK (nothing pushed) when the stack cannot grow for the copy.
+/// `handler`, the caller's frame guarded as by bk_pcall_guarded) in a copy of the caller's frame,
+/// so Swift can read the results before it returns. Actions that write tables only (DISCARD, MAP,
+/// KEEP, DROP): nothing is copied back. Sets `appended` and `position`. Blocks cannot yield here.
+/// Returns a Lua status (error value on top on failure), or BK_WALK_NO_STACK (nothing pushed) when
+/// the stack cannot grow for the copy (or the action is not one of those).
 #define BK_WALK_NO_STACK (-1)
 int bk_walk_run(lua_State *L, bk_walk *walk, int handler);
+
+/// bk_pcall for a C or Swift frame that uses its own slots after the call (FrameGuard.c): the
+/// slots below the function are recorded (type, address) and compared after the call; when a
+/// callback rewrote one (debug.setlocal), the results or error are dropped and the error
+/// "bk: NAME's frame was changed while its block ran (debug.setlocal)" is returned (LUA_ERRRUN).
+int bk_pcall_guarded(lua_State *L, int nargs, int nresults, int msgh);
+/// Pushes that message (the running bk function's name from its upvalue 2, when there is one).
+const char *bk_pushframechanged(lua_State *L);
 
 /// lua_resume with the same rule, for Swift code that resumes coroutines.
 int bk_resume(lua_State *co, lua_State *from, int nargs, int *nresults);
@@ -175,6 +185,9 @@ void bk_pusherrormessage(lua_State *L, int idx);
 /// raised (bk_recordtraceback) when there is one, else a string as it is, another value as
 /// bk_pusherrormessage.
 void bk_pusherrorreport(lua_State *L, int idx);
+/// The same text, keeping the record: for a host call's LuaError, whose value may be raised again
+/// unchanged (a Swift function that called Lua), so a report further out still finds its traceback.
+void bk_pusherrordescription(lua_State *L, int idx);
 /// lua_CFunction (err): what a report of err says now: a string with its traceback (bk_traceback),
 /// another value as bk_pusherrorreport. For reports made later, once the record is gone.
 int bk_errorreport(lua_State *L);

@@ -12,6 +12,8 @@
 local mode, target = ...
 local bk = require "bk"
 local unpack = table.unpack
+local here = (debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$")) or "."
+local hostile = assert(loadfile(here .. "/hostile.lua"))(bk)
 
 local failures = {}
 local calls = 0
@@ -70,6 +72,10 @@ add("function raising a bad error object", function() error(BADERROR) end)
 add("function yielding", yielder)
 add("function collecting garbage", function(...) collectgarbage() return ... end)
 add("function returning a table", function() return { 1, 2 } end)
+-- Hostile callbacks (hostile.lua): they rewrite the slots and upvalues of the bk frames below
+-- them, drop a walk's userdata and yield (the harness collects before resuming), close the running
+-- coroutine, make finalizers that call bk.
+for _, c in ipairs(hostile.callbacks) do add("function " .. c[1], c[2]) end
 add("C function", rawequal)
 add("userdata FILE*", io.stdout)
 for k, v in pairs(bk) do
@@ -169,10 +175,14 @@ local function describeArgs(args, n)
   return "(" .. table.concat(parts, ", ") .. ")"
 end
 
--- Calls f(unpack(args, 1, n)) directly and inside a coroutine (resumed while it yields).
+-- Calls f(unpack(args, 1, n)) directly and inside a coroutine (resumed while it yields; with a
+-- hostile callback among the arguments, the collector runs before each resume).
 local function try(f, name, args, n, label)
   calls = calls + 1
+  local collects = false
+  for i = 1, n do if hostile.isHostile[args[i]] then collects = true end end
   local ok, err = pcall(f, unpack(args, 1, n))
+  hostile.restore()
   if not ok then
     if not isAcceptableError(err) then
       fail(label .. " " .. describeArgs(args, n) .. ": error value is a " .. type(err))
@@ -184,8 +194,10 @@ local function try(f, name, args, n, label)
   local resumes = 0
   while okResume and coroutine.status(co) == "suspended" and resumes < 5 do
     resumes = resumes + 1
+    if collects then collectgarbage() end
     okResume, errResume = coroutine.resume(co)
   end
+  hostile.restore()
   if not okResume then
     if not isAcceptableError(errResume) then
       fail(label .. " in a coroutine " .. describeArgs(args, n) .. ": error value is a " .. type(errResume))
@@ -263,6 +275,22 @@ local function matrix(f, name, label, self)
       args[k] = entry[2]
     end
     try(f, name, args, k, label .. " with extra arguments")
+  end
+  -- Hostile callbacks where they are called: in each position, the others filled with a list, a
+  -- dictionary, or a list then numbers (reduce's initial value), whatever the baselines found.
+  if self == nil then
+    for position = 1, 3 do
+      for pattern = 1, 3 do
+        for _, c in ipairs(hostile.callbacks) do
+          local args = { n = 3 }
+          for i = 1, 3 do
+            args[i] = pattern == 1 and { 1, 2, 3 } or pattern == 2 and { a = 1, b = 2 } or (i == 1 and { 1, 2, 3 } or 0)
+          end
+          args[position] = c[2]
+          try(f, name, args, 3, label .. " arg " .. position .. " = function " .. c[1] .. " (pattern " .. pattern .. ")")
+        end
+      end
+    end
   end
 end
 

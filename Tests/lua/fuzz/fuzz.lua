@@ -15,6 +15,13 @@ local bk = require "bk"
 math.randomseed(seed)
 local random = math.random
 
+-- Hostile callbacks (../badinput/hostile.lua): generated callbacks call HOSTILE.act(n) to rewrite
+-- the slots and upvalues of the bk frames below them, drop a walk's userdata and yield, close the
+-- running coroutine or make finalizers that call bk.
+local here = (debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$")) or "."
+local hostilePath = here .. "/../badinput/hostile.lua"
+HOSTILE = assert(loadfile(hostilePath))(bk)
+
 local disguises = {}  -- real metatables of bridge objects, for DISGUISED()
 local reported = 0
 bk.onError(function() reported = reported + 1 end)
@@ -139,7 +146,7 @@ local value  -- forward: value(depth) returns an expression
 local function callback(depth)
   local body = {}
   for _ = 1, random(2) do
-    local r = random(14)
+    local r = random(17)
     if r == 1 then body[#body + 1] = "error('raised in callback')"
     elseif r == 2 then body[#body + 1] = "error(setmetatable({}, {__tostring = function() error('bad tostring') end}))"
     elseif r == 3 and variables > 0 then body[#body + 1] = "pcall(bk.cancelBlock, v" .. random(variables) .. ")"
@@ -160,6 +167,7 @@ local function callback(depth)
     elseif r == 13 then
       -- A task that sleeps, awaits and may be cancelled by a later statement.
       body[#body + 1] = "TASKS[#TASKS + 1] = bk.async(function() bk.sleep(0.00" .. random(5) .. ") return pcall(bk.await, TASKS[#TASKS] or bk.async(print), 0.01) end)"
+    elseif r >= 15 then body[#body + 1] = "HOSTILE.act(" .. random(#HOSTILE.callbacks) .. ")"
     elseif r == 12 then
       -- A coroutine that calls bk and is closed mid-way, a <close> variable calling bk as it goes.
       body[#body + 1] = "do local co = coroutine.create(function() local g <close> = setmetatable({}, {__close = function() pcall(bk.map, {1}, tostring) end}) pcall(bk.each, {1, 2}, function() coroutine.yield() end) coroutine.yield() end) coroutine.resume(co) coroutine.close(co) end"
@@ -251,7 +259,8 @@ for i = 1, programs do
   local text = generate()
   if lastFile then
     local f = assert(io.open(lastFile, "w"))
-    f:write("-- fuzz seed ", seed, " program ", i, "\nlocal bk = require 'bk'\nfunction BUDGET() end\nTASKS = {}\n", text, "\n")
+    f:write("-- fuzz seed ", seed, " program ", i, "\nlocal bk = require 'bk'\nfunction BUDGET() end\nTASKS = {}\n",
+      "HOSTILE = assert(loadfile(", string.format("%q", hostilePath), "))(bk)\n", text, "\n")
     f:close()
   end
   TASKS = {}
@@ -262,6 +271,7 @@ for i = 1, programs do
   end
   callbackCalls = 0
   local ok = pcall(chunk)
+  HOSTILE.restore()                                      -- upvalues the callbacks replaced
   if not ok then failedPrograms = failedPrograms + 1 end  -- statements are protected: rare, allowed
   bk.onError(function() reported = reported + 1 end)     -- a program may have replaced it
   -- The state must still work.
