@@ -30,9 +30,8 @@ static const char bk_walk_tag = 0;
 // Raises the walk's clear error: its frame was changed by the block (or the continuation cannot
 // find its walk). Runs in the trampoline's frame or its continuation: raising is safe here.
 static int bk_walk_changed(lua_State *L) {
-    const char *fname = lua_tostring(L, lua_upvalueindex(2));
-    return luaL_error(L, "bk: %s's frame was changed while its block ran (debug.setlocal)",
-                      fname != NULL ? fname : "?");
+    bk_pushframechanged(L);  // no position: the same message from the loop and the continuation
+    return lua_error(L);
 }
 
 // The slots it uses raw or calls still hold what they held (type, then address): one check per
