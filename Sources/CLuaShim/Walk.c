@@ -14,14 +14,21 @@
 #include "CLuaShim.h"
 #include <string.h>
 
-// The walk's userdata: the walk, and what it checks after each block call.
-#define BK_WALK_ANCHORS 4  // table, keys, block, result (the slots used raw or called)
+// The slots a walk uses raw (the collection, its keys, a result table) and what they held when
+// it started: checked after every block call, type then address (the type is what makes a raw
+// operation safe; the address, that it is still the same table: the originals are anchored in
+// the userdata's user values, so while it lives no other object can take their addresses).
+#define BK_WALK_ANCHORS 3
+typedef struct bk_walk_anchors {
+    int slots[BK_WALK_ANCHORS];  // 0: unused
+    const void *addresses[BK_WALK_ANCHORS];
+} bk_walk_anchors;
+
+// The walk's userdata: the walk as laid out, and what identifies it to its continuation.
 typedef struct bk_walk_state {
     const void *tag;        // &bk_walk_tag: a walk made by bk_walk_prepare (not another userdata)
     lua_State *thread;      // the thread whose frame the walk runs in
-    int anchors[BK_WALK_ANCHORS];          // their slots (0: unused)
-    int types[BK_WALK_ANCHORS];            // what they held when the walk started
-    const void *addresses[BK_WALK_ANCHORS];
+    bk_walk_anchors anchors;
     bk_walk walk;
 } bk_walk_state;
 
@@ -34,14 +41,15 @@ static int bk_walk_changed(lua_State *L) {
     return lua_error(L);
 }
 
-// The slots it uses raw or calls still hold what they held (type, then address): one check per
-// block call. Value slots (the accumulator, a search's answer, `null`) may hold anything: they
-// are only copied, never used raw.
-static inline void bk_walk_check_anchors(lua_State *L, const bk_walk_state *s) {
+// The slots used raw still hold the tables they held: one check per block call. Value slots (the
+// accumulator, a search's answer, `null`) and the block may hold anything: they are only copied
+// or called, never used raw (a block replaced by another value is called as Lua would call it).
+static inline void bk_walk_check_anchors(lua_State *L, const bk_walk_anchors *a) {
     for (int i = 0; i < BK_WALK_ANCHORS; i++) {
-        int slot = s->anchors[i];
+        int slot = a->slots[i];
         if (slot == 0) continue;
-        if (lua_type(L, slot) != s->types[i] || lua_topointer(L, slot) != s->addresses[i]) bk_walk_changed(L);
+        if (__builtin_expect(lua_type(L, slot) != LUA_TTABLE || lua_topointer(L, slot) != a->addresses[i], 0))
+            bk_walk_changed(L);
     }
 }
 
@@ -53,18 +61,8 @@ static bk_walk_state *bk_walk_at(lua_State *L, int base) {
         bk_walk_changed(L);
     bk_walk_state *s = (bk_walk_state *)lua_touserdata(L, base);
     if (s->tag != &bk_walk_tag || s->thread != L || s->walk.base != base) bk_walk_changed(L);
-    bk_walk_check_anchors(L, s);
+    bk_walk_check_anchors(L, &s->anchors);
     return s;
-}
-
-// After a block returned in the loop: the userdata the loop holds `s` of must still be at `base`
-// (compared before `s` is read: a replaced userdata may have been collected and its memory reused,
-// so the size, then the tag, thread and base are checked too), and the anchors hold.
-static inline void bk_walk_check(lua_State *L, bk_walk_state *s, int base) {
-    if (__builtin_expect(lua_touserdata(L, base) != s || lua_rawlen(L, base) != sizeof(bk_walk_state) ||
-                         s->tag != &bk_walk_tag || s->thread != L || s->walk.base != base, 0))
-        bk_walk_changed(L);
-    bk_walk_check_anchors(L, s);
 }
 
 // Ends the walk after the current position (a search found its answer): the loop breaks on the
@@ -152,7 +150,7 @@ static inline int bk_walk_apply(lua_State *L, bk_walk *w, int key, int value) {
     return 0;
 }
 
-static int bk_walk_loop(lua_State *L, bk_walk_state *s);
+static int bk_walk_loop(lua_State *L, const bk_walk_state *s, bk_walk *w);
 
 // After the block of the current position returned (its answer on top): apply, next position.
 static inline void bk_walk_after(lua_State *L, bk_walk *w) {
@@ -166,14 +164,26 @@ static inline void bk_walk_after(lua_State *L, bk_walk *w) {
     w->position++;
 }
 
-// Lua calls this when a block that yielded is resumed and returns: the walk goes on. The context
-// is the userdata's slot; while the task was suspended the slot may have been rewritten and the
-// userdata collected, so the walk is looked up and checked again (bk_walk_at).
+// The continuation's context: the userdata's slot and the position being visited, never an
+// address (the userdata may be gone by the time the task resumes).
+#define BK_WALK_BASE_BITS 21  /* LUAI_MAXSTACK is 1,000,000 */
+static inline lua_KContext bk_walk_context(int base, lua_Integer position) {
+    return (lua_KContext)(((intptr_t)position << BK_WALK_BASE_BITS) | (intptr_t)base);
+}
+
+// Lua calls this when a block that yielded is resumed and returns: the walk goes on. While the
+// task was suspended the slot may have been rewritten and the userdata collected, so the walk
+// is looked up and checked again (bk_walk_at); the count of a list result is its length (the
+// loop keeps it in a local, which a yield loses).
 static int bk_walk_k(lua_State *L, int status, lua_KContext context) {
     (void)status;
-    bk_walk_state *s = bk_walk_at(L, (int)context);
-    bk_walk_after(L, &s->walk);
-    return bk_walk_loop(L, s);
+    const bk_walk_state *s = bk_walk_at(L, (int)(context & ((1 << BK_WALK_BASE_BITS) - 1)));
+    bk_walk w = s->walk;
+    w.position = (lua_Integer)(context >> BK_WALK_BASE_BITS);
+    if (w.result != 0 && (w.action == BK_WALK_MAP || w.action == BK_WALK_KEEP || w.action == BK_WALK_DROP))
+        w.appended = (lua_Integer)lua_rawlen(L, w.result);  // anchored: a table (bk_walk_at)
+    bk_walk_after(L, &w);
+    return bk_walk_loop(L, s, &w);
 }
 
 static int bk_walk_finish(lua_State *L, bk_walk *w) {
@@ -183,21 +193,20 @@ static int bk_walk_finish(lua_State *L, bk_walk *w) {
     return 1;
 }
 
-static int bk_walk_loop(lua_State *L, bk_walk_state *s) {
-    // The hot loop works on locals; `w->position` is stored before each call, for the
-    // continuation should the block yield. After each call, bk_walk_check before anything else.
-    bk_walk *w = &s->walk;
+// The loop works on `w`, the caller's copy of the walk (never on the userdata, which a block can
+// have freed): its position goes into the continuation's context, its other state stays here.
+// After each call, the slots used raw are checked (bk_walk_check_anchors) before anything else.
+static int bk_walk_loop(lua_State *L, const bk_walk_state *s, bk_walk *w) {
     const int base = w->base, table = w->table, block = w->block, prefix = w->prefix;
-    const lua_Integer count = w->count;
     const int results = w->action == BK_WALK_DISCARD ? 0 : 1;
     const int keepsValue = w->action == BK_WALK_KEEP || w->action == BK_WALK_DROP || w->action == BK_WALK_FIND;
-    lua_KContext context = (lua_KContext)base;
+    const bk_walk_anchors anchors = s->anchors;  // a copy: `s` is not read again in the loop
     lua_Integer position = w->position;
     if (w->keys == 0) {
         const int nargs = prefix != 0 ? 2 : 1;
         // After a call, DISCARD and MAP (the answer goes into the result) are back at base.
         const int backAtBase = w->action == BK_WALK_DISCARD || w->action == BK_WALK_MAP;
-        for (; position <= count; position++) {
+        for (; position <= w->count; position++) {
             if (keepsValue) {
                 if (lua_rawgeti(L, table, position) == LUA_TNIL) break;  // the list ends here
                 lua_pushvalue(L, block);
@@ -208,15 +217,14 @@ static int bk_walk_loop(lua_State *L, bk_walk_state *s) {
                 if (prefix != 0) lua_pushvalue(L, prefix);
                 if (lua_rawgeti(L, table, position) == LUA_TNIL) break;
             }
-            w->position = position;
-            lua_callk(L, nargs, results, context, bk_walk_k);
-            bk_walk_check(L, s, base);
+            lua_callk(L, nargs, results, bk_walk_context(base, position), bk_walk_k);
+            bk_walk_check_anchors(L, &anchors);
             if (results != 0 && bk_walk_apply(L, w, 0, base + 1)) break;
             if (!backAtBase) lua_settop(L, base);
         }
     } else {
         const int nargs = prefix != 0 ? 3 : 2;
-        for (; position <= count; position++) {
+        for (; position <= w->count; position++) {
             lua_rawgeti(L, w->keys, position);
             lua_pushvalue(L, base + 1);
             if (lua_rawget(L, table) == LUA_TNIL) {  // removed by an earlier block: skipped
@@ -227,9 +235,8 @@ static int bk_walk_loop(lua_State *L, bk_walk_state *s) {
             if (prefix != 0) lua_pushvalue(L, prefix);
             lua_pushvalue(L, base + 1);
             lua_pushvalue(L, base + 2);
-            w->position = position;
-            lua_callk(L, nargs, results, context, bk_walk_k);
-            bk_walk_check(L, s, base);
+            lua_callk(L, nargs, results, bk_walk_context(base, position), bk_walk_k);
+            bk_walk_check_anchors(L, &anchors);
             if (results != 0 && bk_walk_apply(L, w, base + 1, base + 2)) break;
             lua_settop(L, base);
         }
@@ -244,21 +251,21 @@ void bk_walk_prepare(lua_State *L, const bk_walk *walk) {
     s->walk = *walk;
 }
 
-// Records the slots the walk uses raw or calls (the walk's userdata is on top, at `base`) and
-// anchors their values in its user values.
+// Records the slots the walk uses raw (the walk's userdata is on top, at `base`) and anchors
+// their tables in its user values.
 static void bk_walk_anchor(lua_State *L, bk_walk_state *s, int base) {
     const bk_walk *w = &s->walk;
     int tableResult = w->action == BK_WALK_MAP || w->action == BK_WALK_KEEP || w->action == BK_WALK_DROP;
-    int slots[BK_WALK_ANCHORS] = { w->table, w->keys, w->block, tableResult ? w->result : 0 };
+    int slots[BK_WALK_ANCHORS] = { w->table, w->keys, tableResult ? w->result : 0 };
     s->tag = &bk_walk_tag;
     s->thread = L;
     s->walk.base = base;
     for (int i = 0; i < BK_WALK_ANCHORS; i++) {
         int slot = slots[i];
-        s->anchors[i] = slot;
+        if (slot != 0 && lua_type(L, slot) != LUA_TTABLE) bk_walk_changed(L);  // Swift laid out tables
+        s->anchors.slots[i] = slot;
         if (slot == 0) continue;
-        s->types[i] = lua_type(L, slot);
-        s->addresses[i] = lua_topointer(L, slot);
+        s->anchors.addresses[i] = lua_topointer(L, slot);
         lua_pushvalue(L, slot);
         lua_setiuservalue(L, base, i + 1);
     }
@@ -272,8 +279,9 @@ int bk_walk_start(lua_State *L) {
     // The userdata stays on the stack (anchored, never moved) below everything the walk pushes.
     if (!lua_checkstack(L, 8)) return luaL_error(L, "stack overflow");
     bk_walk_anchor(L, s, base);
-    s->walk.position = 1;
-    return bk_walk_loop(L, s);
+    bk_walk w = s->walk;
+    w.position = 1;
+    return bk_walk_loop(L, s, &w);
 }
 
 // The synchronous form, for Swift code that needs the walk's results before it returns (the
@@ -289,11 +297,12 @@ static int bk_walk_driver(lua_State *L) {
     int base = lua_gettop(L);
     bk_walk_state *s = (bk_walk_state *)lua_touserdata(L, base);
     bk_walk_anchor(L, s, base);
-    s->walk.position = out->first > 1 ? out->first : 1;
-    s->walk.returns = 0;
-    bk_walk_loop(L, s);
-    out->appended = s->walk.appended;
-    out->position = s->walk.position;
+    bk_walk w = s->walk;
+    w.position = out->first > 1 ? out->first : 1;
+    w.returns = 0;
+    bk_walk_loop(L, s, &w);
+    out->appended = w.appended;
+    out->position = w.position;
     return 0;
 }
 
