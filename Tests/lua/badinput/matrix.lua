@@ -278,7 +278,8 @@ local function matrix(f, name, label, self)
   end
   -- Hostile callbacks where they are called: in each position, the others filled with a list, a
   -- dictionary, or a list then numbers (reduce's initial value), whatever the baselines found.
-  if self == nil then
+  -- Once per function (not again in the run under a memory cap).
+  if self == nil and not os.getenv("MATRIX_MEMORY_CAP") then
     for position = 1, 3 do
       for pattern = 1, 3 do
         for _, c in ipairs(hostile.callbacks) do
