@@ -14,7 +14,8 @@
 
 // Bytes kept aside so that an allocation made while a Swift frame is live can still succeed when
 // the system is out of memory: the reserve is given back, the allocation retried, and the
-// trampoline raises "not enough memory" once Swift has returned (then takes a new reserve).
+// trampoline whose Swift body spent it raises "not enough memory" once Swift has returned. A new
+// reserve is taken then, and again before each exported function while it is missing.
 #define BK_RESERVE_BYTES (1u << 20)
 
 static void *bk_base_realloc(bk_runtime *rt, void *ptr, size_t osize, size_t nsize) {
@@ -65,12 +66,10 @@ void bk_runtime_destroy(bk_runtime *rt) {
     rt->reserve = NULL;
 }
 
-/// Called once Swift has returned: a spent reserve is taken again, and the caller raises.
-static int bk_reserve_was_spent(bk_runtime *rt) {
-    if (!rt->reserve_spent) return 0;
-    rt->reserve_spent = 0;
-    if (rt->reserve == NULL) rt->reserve = malloc(BK_RESERVE_BYTES);
-    return 1;
+/// Before Swift runs: a reserve that could not be taken again when it was spent (the system was
+/// still out of memory) is taken now, so a state recovers once memory is available again.
+static void bk_reserve_take(bk_runtime *rt) {
+    if (__builtin_expect(rt->reserve == NULL, 0)) rt->reserve = malloc(BK_RESERVE_BYTES);
 }
 
 void bk_adopt_allocator(lua_State *L, bk_runtime *rt) {
@@ -108,6 +107,7 @@ typedef struct bk_frame {
     lua_State *L;
     uintptr_t address;  // where the trampoline's frame is on the C stack
     int saved_swift;    // rt->swift_depth when the frame was entered
+    int saved_spent;    // rt->reserve_spent when the frame was entered (its caller's)
 } bk_frame;
 
 static _Thread_local bk_frame bk_frames[BK_MAX_NESTING];
@@ -116,12 +116,16 @@ static _Thread_local int bk_frame_count = 0;
 // The C stack grows down: a recorded frame at or below the address of a new frame cannot be one of
 // its callers, so a longjmp skipped its exit. Dropping such records (and undoing their swift_depth)
 // on entry keeps the bookkeeping exact even then; bk_pcall and bk_resume also restore the count
-// they started with, which covers a longjmp their own protected call caught.
+// they started with, which covers a longjmp their own protected call caught. A skipped frame's
+// spent reserve goes with it: Lua already raised its error, and no later call may fail for it.
 static void bk_frame_resync(bk_runtime *rt, uintptr_t here) {
     while (bk_frame_count > 0 && bk_frames[bk_frame_count - 1].address <= here) {
         bk_frame *dead = &bk_frames[--bk_frame_count];
         // Another state's record: its runtime may be gone; its own bk_pcall restores its depth.
-        if (dead->rt == rt) rt->swift_depth = dead->saved_swift;
+        if (dead->rt == rt) {
+            rt->swift_depth = dead->saved_swift;
+            rt->reserve_spent = dead->saved_spent;
+        }
     }
 }
 
@@ -245,14 +249,20 @@ int bk_trampoline(lua_State *L) {
         return released > 0 ? released : 0;
     }
     int index = bk_frame_count++;
-    bk_frames[index] = (bk_frame){ rt, L, here, rt->swift_depth };
+    bk_frames[index] = (bk_frame){ rt, L, here, rt->swift_depth, rt->reserve_spent };
     rt->swift_depth++;
+    // Each frame learns only of the reserve it spent itself (a callee's was raised by the callee).
+    rt->reserve_spent = 0;
+    bk_reserve_take(rt);
     int n = bk_swift_call(L, f->body, rt);
     rt->swift_depth = bk_frames[index].saved_swift;
+    int spent = rt->reserve_spent;
+    rt->reserve_spent = bk_frames[index].saved_spent;
     bk_frame_count = index;
     // Swift has returned: from here on raising is safe.
     int over = rt->memory_limit != 0 && rt->swift_depth == 0 && rt->bytes_in_use > rt->memory_limit;
-    if (bk_reserve_was_spent(rt) || over) {
+    if (spent) bk_reserve_take(rt);
+    if (spent || over) {
         lua_settop(L, 0);
         rt->swift_depth++;  // the message itself must be allocatable
         lua_pushliteral(L, "not enough memory");
@@ -324,12 +334,14 @@ typedef struct bk_lua_entry {
     bk_runtime *rt;
     int frames;
     int saved_swift;
+    int saved_spent;  // the calling Swift frame's spent reserve (a skipped callee's is dropped)
 } bk_lua_entry;
 
 static bk_lua_entry bk_enter_lua(lua_State *L) {
-    bk_lua_entry entry = { bk_runtime_of(L), bk_frame_count, 0 };
+    bk_lua_entry entry = { bk_runtime_of(L), bk_frame_count, 0, 0 };
     if (entry.rt != NULL) {
         entry.saved_swift = entry.rt->swift_depth;
+        entry.saved_spent = entry.rt->reserve_spent;
         entry.rt->swift_depth = 0;
         entry.rt->pcall_depth++;
     }
@@ -340,6 +352,7 @@ static void bk_leave_lua(bk_lua_entry entry) {
     bk_frame_count = entry.frames;
     if (entry.rt != NULL) {
         entry.rt->swift_depth = entry.saved_swift;
+        entry.rt->reserve_spent = entry.saved_spent;
         entry.rt->pcall_depth--;
     }
 }

@@ -88,30 +88,11 @@ extension EventLoop {
     }
 
     /// Runs the loop until `isDone()` (checked after each turn), `seconds` have passed, `stop` is
-    /// called (consumed: a wait is the innermost run) or nothing scheduled is left that could make
-    /// it true. The caller holds the state (it is in Lua).
+    /// called (consumed: a wait is the innermost run), the state's limits stop it or nothing
+    /// scheduled is left that could make it true. The caller holds the state (it is in Lua).
     func run(seconds: Double?, until isDone: () -> Bool) -> LoopWaitOutcome {
         let end = seconds.map { MonotonicClock.now() &+ MonotonicClock.nanoseconds($0) }
-        while true {
-            if isClosed { return .idle }
-            runDueWork()
-            if isDone() { return .done }
-            if stopRequested.exchange(false, ordering: .relaxed) {
-                return interruptRequested.exchange(false, ordering: .relaxed) ? .interrupted : .stopped
-            }
-            if limitsStop() { return .limited }
-            let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.firstDeadline) }
-            if pending == 0 { return .idle }
-            let now = MonotonicClock.now()
-            var timeout = next.map { $0 > now ? $0 - now : 0 }
-            if let end {
-                if now >= end { return .timeout }
-                timeout = min(timeout ?? .max, end - now)
-            }
-            if let cap = limitsWaitCap() { timeout = min(timeout ?? .max, cap) }
-            if timeout == 0 { continue }
-            stateLock.withoutHolding { wakeup.wait(nanoseconds: timeout) }
-        }
+        return drive(LoopDriver(pending: .any, end: end), until: isDone)
     }
 }
 

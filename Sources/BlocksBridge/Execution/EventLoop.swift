@@ -16,10 +16,14 @@ import Synchronization
 ///
 /// Lock order: the state lock, then `mutex`; `mutex` is never held while entering Lua.
 public final class EventLoop: LuaStateExtension, @unchecked Sendable {
-    /// Not weak: a weak reference would give every `LuaState` retain the slow (side table) path.
-    /// Used only while holding the state lock with `closed` false: the state sets `closed` under
-    /// that lock (`stateWillClose`) before it goes, so it is alive whenever this is read.
-    private unowned(unsafe) let state: LuaState
+    /// The state's Lua state, runtime and lock, never the `LuaState` object: the loop and its
+    /// handles may outlive that object, and its last reference may go on any thread, even inside
+    /// a block the loop runs. `L` is used only holding `stateLock` with `closed` false (the state
+    /// sets `closed` under the lock before it closes, and a close asked for inside a frame of the
+    /// state waits until that frame ends: `LuaState.deinit`); the runtime lives as long as this.
+    private let L: OpaquePointer
+    private let runtimeStorage: LuaRuntimeStorage
+    private var runtime: UnsafeMutablePointer<bk_runtime> { runtimeStorage.pointer }
     let stateLock: StateLock
     /// Guards the heap, counters and every handle's and timer's status.
     let mutex = PlainLock()
@@ -29,8 +33,14 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     var outstanding = 0
     /// Registry references released by threads that did not hold the state lock.
     private var deferredReleases: [Int32] = []
-    /// The thread driving the loop: work scheduled from any other thread wakes it.
+    /// The thread driving the loop: work scheduled from any other thread wakes it. Fixed while
+    /// drivers run: their thread, or 0 (everything wakes it) under an async driver, whose turns
+    /// move between threads, or drivers on two threads.
     private var loopThread: UInt
+    /// The threads of the drivers running, innermost last (0: an async driver).
+    private var driverThreads: [UInt] = []
+    /// The thread of a host calling `runDueWork` itself, outside any driver.
+    private var hostThread: UInt
     let stopRequested = Atomic<Bool>(false)
     let interruptRequested = Atomic<Bool>(false)
     let wakeup = WakeupPipe()
@@ -54,9 +64,11 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     private let wakerToken: Int
 
     init(state: LuaState) {
-        self.state = state
+        L = state.L
+        runtimeStorage = state.runtimeStorage
         stateLock = state.lock
         loopThread = UInt(pthread_self())
+        hostThread = loopThread
         wakerToken = state.runtimeStorage.wakers.add { [wakeup] in wakeup.signal() }
     }
 
@@ -68,7 +80,12 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     public func runDueWork() -> Int {
         wakeup.drain()
         return withLua { stack in
-            mutex.withLock { loopThread = UInt(pthread_self()) }
+            mutex.withLock {
+                if driverThreads.isEmpty {
+                    hostThread = UInt(pthread_self())
+                    loopThread = hostThread
+                }
+            }
             releaseDeferred(on: stack)
             let now = MonotonicClock.now()
             var count = 0
@@ -109,58 +126,22 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         mutex.withLock { heap.referencedCount + outstanding }
     }
 
-    /// Runs the loop until nothing is pending (true), `stop` is called or `seconds` have passed
-    /// (false). Nested calls (from inside a block) are allowed.
+    /// Runs the loop until nothing is pending (true), `stop` is called, the state's limits stop
+    /// it or `seconds` have passed (false). Nested calls (from inside a block) are allowed.
     @discardableResult
     public func run(seconds: Double? = nil) -> Bool {
         if isClosed { return true }  // nothing can run any more
         let end = seconds.map { MonotonicClock.now() &+ MonotonicClock.nanoseconds($0) }
         stopRequested.store(false, ordering: .relaxed)
-        stateLock.lock()
-        defer { stateLock.unlock() }
-        while true {
-            runDueWork()
-            if stopRequested.exchange(false, ordering: .relaxed) {
-                interruptRequested.store(false, ordering: .relaxed)
-                return false
-            }
-            if limitsStop() { return false }
-            let (pending, next) = mutex.withLock { (heap.referencedCount + outstanding, heap.firstDeadline) }
-            if pending == 0 { return true }
-            let now = MonotonicClock.now()
-            var timeout = next.map { $0 > now ? $0 - now : 0 }
-            if let end {
-                if now >= end { return false }
-                timeout = min(timeout ?? .max, end - now)
-            }
-            if let cap = limitsWaitCap() { timeout = min(timeout ?? .max, cap) }
-            if timeout == 0 { continue }
-            stateLock.withoutHolding { wakeup.wait(nanoseconds: timeout) }
-        }
+        return drive(LoopDriver(pending: .referenced, end: end)) { false } == .idle
     }
 
     /// Runs the loop until `done()` is true (checked after each turn; whoever makes it true calls
     /// `wake()`), waiting even when nothing is pending: how a script waits for a worker or a
-    /// channel without blocking the loop. Returns false when the state closed or `deadline`
-    /// (monotonic nanoseconds) passed first.
+    /// channel without blocking the loop. Returns false when the state closed, its limits stopped
+    /// the script or `deadline` (monotonic nanoseconds) passed first.
     func run(until done: () -> Bool, deadline: UInt64? = nil) -> Bool {
-        stateLock.lock()
-        defer { stateLock.unlock() }
-        while true {
-            if done() { return true }
-            if isClosed { return false }
-            runDueWork()
-            if done() { return true }
-            if limitsStop() { return false }
-            let now = MonotonicClock.now()
-            if let deadline, now >= deadline { return false }
-            let next = mutex.withLock { heap.firstDeadline }
-            var timeout = next.map { $0 > now ? $0 - now : 0 } ?? UInt64(50_000_000)
-            if let deadline { timeout = min(timeout, deadline - now) }
-            if let cap = limitsWaitCap() { timeout = min(timeout, cap) }
-            if timeout == 0 { continue }
-            stateLock.withoutHolding { wakeup.wait(nanoseconds: timeout) }
-        }
+        drive(LoopDriver(pending: .ignored, end: deadline, stops: false, doneBeforeWork: true), until: done) == .done
     }
 
     /// The state's sandbox limits (an interrupt, its time limit) stop the script while it waits on
@@ -169,14 +150,15 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     /// Limits are otherwise checked by that hook only, between Lua instructions, and a wait runs
     /// none: a sandboxed `bk.sleep(1e9)` or a repeating timer would outlive the budget.
     func limitsStop() -> Bool {
-        guard bk_stop_requested(state.runtime) != nil else { return false }
-        bk_check_limits_soon(state.L)
+        guard bk_stop_requested(runtime) != nil else { return false }
+        if !isClosed { bk_check_limits_soon(L) }
         return true
     }
 
     /// How long a wait may last before `limitsStop` must be asked again (nil: no limits apply).
     func limitsWaitCap() -> UInt64? {
-        let seconds = bk_limits_wait_cap(state.runtime, state.L)
+        if isClosed { return nil }
+        let seconds = bk_limits_wait_cap(runtime, L)
         return seconds < 0 ? nil : MonotonicClock.nanoseconds(seconds)
     }
 
@@ -204,10 +186,9 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         wakeup.signal()
     }
 
-    /// Drives the loop from an async context until nothing is pending (or `stop`, or the task is
-    /// cancelled). Waiting happens on a Dispatch thread, not on the cooperative pool.
-    /// Waits on the wakeup pipe (at most `nanoseconds`) on a Dispatch thread, suspending the caller.
-    func sleepAsync(nanoseconds: UInt64) async {
+    /// Waits on the wakeup pipe (at most `nanoseconds`; nil: until woken) on a Dispatch thread,
+    /// suspending the caller.
+    func sleepAsync(nanoseconds: UInt64?) async {
         let wakeup = self.wakeup
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             waitQueue.async {
@@ -217,27 +198,36 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         }
     }
 
+    /// Drives the loop from an async context until nothing is pending, `stop`, the state's limits
+    /// or an interrupt stop it, or the task is cancelled. Waiting happens on a Dispatch thread,
+    /// not on the cooperative pool.
     public func waitUntilIdle() async {
         stopRequested.store(false, ordering: .relaxed)
-        while !Task.isCancelled, !isClosed {
-            runDueWork()
-            if stopRequested.exchange(false, ordering: .relaxed) { return }
-            let (pending, next) = mutex.withLock { (heap.referencedCount + outstanding, heap.firstDeadline) }
-            if pending == 0 { return }
-            let now = MonotonicClock.now()
-            let timeout = next.map { $0 > now ? $0 - now : 0 }
-            if timeout == 0 {
-                await Task.yield()
-                continue
-            }
-            let wakeup = self.wakeup
-            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                waitQueue.async {
-                    wakeup.wait(nanoseconds: timeout)
-                    done.resume()
-                }
-            }
+        _ = await driveAsync(LoopDriver(pending: .referenced)) { false }
+    }
+
+    /// A driver starts on `thread` (0: an async driver) and runs until `endDriving(on:)`.
+    func beginDriving(on thread: UInt) {
+        mutex.withLock {
+            driverThreads.append(thread)
+            settleLoopThread()
         }
+    }
+
+    func endDriving(on thread: UInt) {
+        mutex.withLock {
+            if let i = driverThreads.lastIndex(of: thread) { driverThreads.remove(at: i) }
+            settleLoopThread()
+        }
+    }
+
+    /// `loopThread` from the drivers running (under `mutex`).
+    private func settleLoopThread() {
+        guard let first = driverThreads.first else {
+            loopThread = hostThread
+            return
+        }
+        loopThread = driverThreads.allSatisfy { $0 == first } ? first : 0
     }
 
     // MARK: - Scheduling
@@ -500,15 +490,16 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         stateLock.lock()
         defer { stateLock.unlock() }
         if isClosed { return nil }
-        state.runtime.pointee.swift_depth += 1
-        defer { state.runtime.pointee.swift_depth -= 1 }
-        let main = state.stack
+        let runtime = self.runtime
+        runtime.pointee.swift_depth += 1
+        defer { runtime.pointee.swift_depth -= 1 }
+        let main = LuaStack(L, runtime)
         var borrowed: (ref: Int32, thread: OpaquePointer)? = idleThreads.popLast()
-        if borrowed == nil, main.ensureSpace(2), let thread = lua_newthread(state.L) {
-            borrowed = (luaL_ref(state.L, LuaStack.registryIndex), thread)
+        if borrowed == nil, main.ensureSpace(2), let thread = lua_newthread(L) {
+            borrowed = (luaL_ref(L, LuaStack.registryIndex), thread)
         }
         guard let borrowed else { return body(main) }
-        let stack = LuaStack(borrowed.thread, state.runtime)
+        let stack = LuaStack(borrowed.thread, runtime)
         defer {
             stack.top = 0
             idleThreads.append(borrowed)
@@ -532,7 +523,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
                 return
             }
             if !isClosed {
-                luaL_unref(state.L, LuaStack.registryIndex, reference)
+                luaL_unref(L, LuaStack.registryIndex, reference)
             }
             return
         } else {
@@ -571,7 +562,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         // Waits for a background block still in Lua: after this no thread enters the state.
         stateLock.lock()
         defer { stateLock.unlock() }
-        state.runtimeStorage.wakers.remove(wakerToken)
+        runtimeStorage.wakers.remove(wakerToken)
         let dropped: [ScheduledWork] = mutex.withLock {
             closed = true
             deferredReleases.removeAll()

@@ -37,7 +37,7 @@ extension LuaState {
     func finish<R: LuaConvertible>(_ task: LuaRef, as type: R.Type) async throws(LuaError) -> R {
         var cancelled = false
         let loop = eventLoop
-        await withTaskCancellationHandler {
+        let outcome = await withTaskCancellationHandler {
             await loop.waitAsync { [self] in
                 if Task.isCancelled, !cancelled {
                     cancelled = true
@@ -48,6 +48,9 @@ extension LuaState {
         } onCancel: {
             loop.wake()
         }
+        // The state's limits (or an interrupt) stopped the script while it waited: the task is
+        // left where it is, as a run of `eventLoop.run` leaves its timers.
+        if outcome == .limited, let reason = stopReason { throw LuaError(kind: .runtime, message: reason) }
         return try withHostCall { (s: LuaStack) throws(LuaError) -> R in
             try pushEngine(on: s, field: "await", from: TaskEngine.functionsKey)
             task.push(on: s)
@@ -57,8 +60,9 @@ extension LuaState {
     }
 
     /// Calls the engine's `field(task)` and returns whether its answer is true.
+    /// Part of the call that started the task: it shares its sandbox budget.
     private func callEngine(_ field: String, on task: LuaRef, from key: String) throws(LuaError) -> Bool {
-        try withHostCall { (s: LuaStack) throws(LuaError) -> Bool in
+        try withHostCall(startingBudget: false) { (s: LuaStack) throws(LuaError) -> Bool in
             try pushEngine(on: s, field: field, from: key)
             task.push(on: s)
             try s.call(arguments: 1, results: 1)
@@ -90,22 +94,11 @@ extension LuaRef {
 }
 
 extension EventLoop {
-    /// Drives the loop from an async context until `isDone()` (checked holding nothing; it takes
-    /// the lock itself) or the state closes. Waiting happens on a Dispatch thread.
-    func waitAsync(until isDone: () -> Bool) async {
-        while !isClosed {
-            runDueWork()
-            if isDone() { return }
-            let next = mutex.withLock { heap.firstDeadline }
-            let now = MonotonicClock.now()
-            // Swift work in flight and other threads wake the loop through its pipe.
-            let timeout = next.map { $0 > now ? $0 - now : 0 } ?? 50_000_000
-            if timeout == 0 {
-                await Task.yield()
-                continue
-            }
-            await sleepAsync(nanoseconds: timeout)
-        }
+    /// Drives the loop from an async context until `isDone()` (checked holding the state), the
+    /// state closes or its limits (or an interrupt) stop the script. Waiting happens on a
+    /// Dispatch thread.
+    func waitAsync(until isDone: () -> Bool) async -> LoopWaitOutcome {
+        await driveAsync(LoopDriver(pending: .ignored, stops: false, endsWhenCancelled: false), until: isDone)
     }
 }
 

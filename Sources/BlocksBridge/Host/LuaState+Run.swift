@@ -14,22 +14,23 @@ extension LuaState {
     /// Every host call that enters Lua starts a fresh sandbox budget (instructions, time), unless
     /// it is made from inside Lua code of this state (it then shares that run's budget). It first
     /// frees the slots of references dropped on threads that could not take the lock.
-    @usableFromInline func beginHostCall(on stack: LuaStack) {
+    @usableFromInline func beginHostCall(on stack: LuaStack, startingBudget: Bool = true) {
         releases.drain(on: stack)
-        resetLimitsForOutermostRun()
+        if startingBudget { resetLimitsForOutermostRun() }
     }
 
     /// The frame of every host entry point: holds the state's lock (background blocks may be in
     /// Lua, other host threads may be in a call) from before the first touch of the stack until
     /// after the last result is read, works on the calling coroutine's stack with room for a few
     /// values, frees the slots of references dropped meanwhile on other threads, starts a fresh
-    /// sandbox budget and restores the stack top when `body` returns or throws.
+    /// sandbox budget (unless it continues a call: `startingBudget` false) and restores the stack
+    /// top when `body` returns or throws.
     @inlinable
-    func withHostCall<R>(_ body: (LuaStack) throws(LuaError) -> R) throws(LuaError) -> R {
+    func withHostCall<R>(startingBudget: Bool = true, _ body: (LuaStack) throws(LuaError) -> R) throws(LuaError) -> R {
         lock.lock()
         defer { lock.unlock() }
         let s = try checkedActiveStack()
-        beginHostCall(on: s)
+        beginHostCall(on: s, startingBudget: startingBudget)
         let base = s.top
         defer { s.top = base }
         return try body(s)

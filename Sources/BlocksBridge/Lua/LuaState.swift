@@ -89,9 +89,21 @@ public final class LuaState {
         lock.lock()
         runtime.pointee.closing = 1
         for object in extensions.values { (object as? LuaStateExtension)?.stateWillClose() }
+        let close = { [L, ownsState, runtimeStorage, extensions] in
+            if ownsState { lua_close(L) }
+            withExtendedLifetime((runtimeStorage, extensions)) {}
+        }
         extensions.removeAll()
-        if ownsState { lua_close(L) }
-        runtime.pointee.swift_state = nil
+        if lock.isHeldByEnclosingFrame {
+            // The last reference went inside a frame of this state on this thread (a block the
+            // loop runs dropped it): that frame, and Lua code under it, still use `L`. The state
+            // closes when the outermost of them releases the lock; this object is gone before.
+            runtime.pointee.swift_state = nil
+            lock.runWhenReleased(close)
+        } else {
+            close()
+            runtime.pointee.swift_state = nil
+        }
         lock.unlock()
         // A borrowed state lives on; this thread held its lock for the interpreter (see init).
         if !ownsState, lock.isHeldByCurrentThread { lock.unlock() }

@@ -16,6 +16,9 @@ public final class StateLock: @unchecked Sendable {
     private let owner = Atomic<UInt>(0)
     /// Nesting depth; touched only by the owner.
     private var depth = 0
+    /// Work for the end of the owner's outermost hold (touched only by the owner): the close of a
+    /// state whose last reference went inside one of its own frames (see `LuaState.deinit`).
+    private var atRelease: [() -> Void] = []
 
     public init() {
         mutex = .allocate(capacity: 1)
@@ -59,11 +62,26 @@ public final class StateLock: @unchecked Sendable {
     }
 
     public func unlock() {
+        if depth == 1, !atRelease.isEmpty {
+            // Still held: the work runs as the last frame of the state on this thread.
+            let work = atRelease
+            atRelease = []
+            for item in work { item() }
+        }
         depth -= 1
         if depth == 0 {
             owner.store(0, ordering: .relaxed)
             pthread_mutex_unlock(mutex)
         }
+    }
+
+    /// Whether this thread holds the lock in an enclosing frame as well as the caller's own hold.
+    var isHeldByEnclosingFrame: Bool { isHeldByCurrentThread && depth > 1 }
+
+    /// Runs `work` when this thread's outermost hold ends (after every frame that holds the lock
+    /// on this thread has returned; not while `withoutHolding` lends it out). The caller holds it.
+    func runWhenReleased(_ work: @escaping () -> Void) {
+        atRelease.append(work)
     }
 
     public func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
