@@ -276,7 +276,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
             // No delay: straight to the queue (serial queues keep submission order).
             mutex.withLock {
                 handle.status = .queued
-                outstanding += 1
+                outstanding += handle.outsideCount
             }
             dispatch(handle)
         } else {
@@ -309,7 +309,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         case .scheduled:
             heap.remove(handle)
         case .queued:
-            outstanding -= 1
+            outstanding -= handle.outsideCount
         case .running, .finished, .cancelled:
             mutex.unlock()
             return
@@ -346,7 +346,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
                 return .run(handle, body)
             }
             handle.status = .queued
-            outstanding += 1
+            outstanding += handle.outsideCount
             return .dispatch(handle)
         }
         if let timer = work as? BlockTimer {
@@ -416,7 +416,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         guard ran else { return }
         let waiters = mutex.withLock {
             handle.status = .finished
-            outstanding -= 1
+            outstanding -= handle.outsideCount
             return takeWaiters(&handle.waiters)
         }
         notify(waiters)
