@@ -67,6 +67,7 @@ both("unref(): a block queued or running on another queue stops counting as pend
     ok(out:find("queued ref\t1\n", 1, true), where .. ": " .. out)
     ok(out:find("running unref\t1\n", 1, true), where .. ": " .. out)
     ok(out:find("run\ttrue\ttrue\n", 1, true), where .. ": bk.run() waited for an unref'd block: " .. out)
+    ok(out:find("awaited\ttrue\ttrue\n", 1, true), where .. ": " .. out)
   end)
 
 both("a task cancelled inside an observer or event handler ends there, unreported", scripts ..

@@ -36,10 +36,6 @@ public final class BlockHandle: ScheduledWork, LuaBridged, @unchecked Sendable {
         self.body = body
     }
 
-    /// What the handle adds to the loop's outstanding work while it is queued or running on another
-    /// queue (under the mutex): nothing once `unref()`ed (`EventLoop.setReferenced` moves it).
-    var outsideCount: Int { referenced ? 1 : 0 }
-
     /// Whether it counts in the loop's outstanding work now (under the mutex): queued, or running
     /// on another queue (a main-queue block, even one that suspended as a task, does not).
     var isOutsideWorkLocked: Bool {

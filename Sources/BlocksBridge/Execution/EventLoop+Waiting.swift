@@ -33,7 +33,9 @@ extension EventLoop {
     func setReferenced(_ work: ScheduledWork, _ referenced: Bool) {
         let wake = mutex.withLock {
             if work.referenced != referenced, let handle = work as? BlockHandle, handle.isOutsideWorkLocked {
-                outstanding += referenced ? 1 : -1  // queued or running on another queue: counted there
+                // Queued or running on another queue: it moves between the two counts.
+                outstanding += referenced ? 1 : -1
+                unreferencedOutside -= referenced ? 1 : -1
             }
             heap.setReferenced(work, referenced)
             return !isLoopThreadLocked
@@ -96,7 +98,7 @@ extension EventLoop {
                 return interruptRequested.exchange(false, ordering: .relaxed) ? .interrupted : .stopped
             }
             if limitsStop() { return .limited }
-            let (pending, next) = mutex.withLock { (heap.count + outstanding, heap.firstDeadline) }
+            let (pending, next) = mutex.withLock { (heap.count + outstanding + unreferencedOutside, heap.firstDeadline) }
             if pending == 0 { return .idle }
             let now = MonotonicClock.now()
             var timeout = next.map { $0 > now ? $0 - now : 0 }

@@ -27,6 +27,8 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     var nextSequence: UInt64 = 0
     /// Blocks handed to other queues that have not finished: they keep the loop alive too.
     var outstanding = 0
+    /// Those of them `unref()`ed (not in `outstanding`): a wait on the loop still counts them.
+    var unreferencedOutside = 0
     /// Registry references released by threads that did not hold the state lock.
     private var deferredReleases: [Int32] = []
     /// The thread driving the loop: work scheduled from any other thread wakes it.
@@ -276,7 +278,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
             // No delay: straight to the queue (serial queues keep submission order).
             mutex.withLock {
                 handle.status = .queued
-                outstanding += handle.outsideCount
+                countOutsideWork(handle, 1)
             }
             dispatch(handle)
         } else {
@@ -309,7 +311,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         case .scheduled:
             heap.remove(handle)
         case .queued:
-            outstanding -= handle.outsideCount
+            countOutsideWork(handle, -1)
         case .running, .finished, .cancelled:
             mutex.unlock()
             return
@@ -346,7 +348,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
                 return .run(handle, body)
             }
             handle.status = .queued
-            outstanding += handle.outsideCount
+            countOutsideWork(handle, 1)
             return .dispatch(handle)
         }
         if let timer = work as? BlockTimer {
@@ -416,7 +418,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         guard ran else { return }
         let waiters = mutex.withLock {
             handle.status = .finished
-            outstanding -= handle.outsideCount
+            countOutsideWork(handle, -1)
             return takeWaiters(&handle.waiters)
         }
         notify(waiters)

@@ -40,6 +40,13 @@ func takeWaiters(_ waiters: inout LuaWaiterList) -> [LuaWaiter] {
 }
 
 extension EventLoop {
+    /// A handle starts (1) or stops (-1) being queued or running on another queue (under the
+    /// mutex): counted in `outstanding`, which keeps the loop alive, unless `unref()`ed
+    /// (`setReferenced` moves it between the two counts meanwhile).
+    func countOutsideWork(_ handle: BlockHandle, _ delta: Int) {
+        if handle.referenced { outstanding += delta } else { unreferencedOutside += delta }
+    }
+
     /// Removes a waiter that `watch` added to `handle` and that was not notified: the wait ended
     /// otherwise. The caller holds the state.
     func unwatch(_ handle: BlockHandle, registration: Int, on stack: LuaStack) {

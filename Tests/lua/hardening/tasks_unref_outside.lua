@@ -18,3 +18,8 @@ keep:cancel()
 bk.performBlock(function() local t = bk.now() while bk.now() - t < 3 do end end, 0, bk.backgroundQueue):unref()
 local start = bk.now()
 print("run", bk.run(), bk.now() - start < 1)
+-- Awaiting an unref'd block of another queue still waits for it (outside a task: the loop's wait
+-- counts it, though it keeps nothing alive).
+local ran = false
+local h2 = bk.performBlock(function() ran = true end, 0, bk.backgroundQueue):unref()
+print("awaited", pcall(bk.await, h2, 5), ran)
