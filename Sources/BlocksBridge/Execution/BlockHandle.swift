@@ -28,12 +28,18 @@ public final class BlockHandle: ScheduledWork, LuaBridged, @unchecked Sendable {
     var body: BlockBody
     /// Lua functions (with their argument) to call on the main queue once the block finished or
     /// was cancelled: how a task awaiting the handle is woken (`EventLoop.watch`).
-    var waiters: [LuaWaiter] = []
+    var waiters = LuaWaiterList()
 
     init(loop: EventLoop, queue: BlockQueue, body: BlockBody) {
         self.loop = loop
         self.queue = queue
         self.body = body
+    }
+
+    /// Whether it counts in the loop's outstanding work now (under the mutex): queued, or running
+    /// on another queue (a main-queue block, even one that suspended as a task, does not).
+    var isOutsideWorkLocked: Bool {
+        status == .queued || (status == .running && queue.kind != .main)
     }
 
     /// How the tasks engine knows a handle it holds no userdata of (a light userdata).

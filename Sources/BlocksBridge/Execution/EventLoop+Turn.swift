@@ -9,7 +9,8 @@ struct LoopDriver {
         /// Ends (`.idle`) when no referenced work is left (`run`, `waitUntilIdle`: `unref()`ed
         /// work does not keep it).
         case referenced
-        /// Ends when nothing at all is scheduled (a wait whose condition any work may make true).
+        /// Ends when nothing at all is scheduled (a wait whose condition any work may make true),
+        /// `unref()`ed blocks running on other queues included.
         case any
         /// Never ends for want of work: a worker or a channel wakes it (each wait is capped).
         case ignored
@@ -53,7 +54,8 @@ extension EventLoop {
         }
         if limitsStop() { return .ended(.limited) }
         let (pending, next) = mutex.withLock {
-            (driver.pending == .any ? heap.count + outstanding : heap.referencedCount + outstanding, heap.firstDeadline)
+            (driver.pending == .any ? heap.count + outstanding + unreferencedOutside : heap.referencedCount + outstanding,
+             heap.firstDeadline)
         }
         if driver.pending != .ignored, pending == 0 { return .ended(.idle) }
         let now = MonotonicClock.now()

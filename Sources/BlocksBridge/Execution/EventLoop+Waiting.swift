@@ -17,13 +17,6 @@ extension LuaWaiter {
     }
 }
 
-/// Takes a list of waiters out of its owner (under the loop's mutex), leaving it empty.
-func takeWaiters(_ waiters: inout [LuaWaiter]) -> [LuaWaiter] {
-    if waiters.isEmpty { return [] }
-    defer { waiters = [] }
-    return waiters
-}
-
 /// How a wait on the loop ended (`run(seconds:until:)`).
 enum LoopWaitOutcome: String {
     case done, timeout, stopped
@@ -39,6 +32,11 @@ extension EventLoop {
     /// `unref()` / `ref()` of a handle or timer: whether it keeps the loop alive.
     func setReferenced(_ work: ScheduledWork, _ referenced: Bool) {
         let wake = mutex.withLock {
+            if work.referenced != referenced, let handle = work as? BlockHandle, handle.isOutsideWorkLocked {
+                // Queued or running on another queue: it moves between the two counts.
+                outstanding += referenced ? 1 : -1
+                unreferencedOutside -= referenced ? 1 : -1
+            }
             heap.setReferenced(work, referenced)
             return !isLoopThreadLocked
         }
@@ -56,33 +54,33 @@ extension EventLoop {
     }
 
     /// The status of `handle` as `bk.await` sees it; while it is pending, `waiter` (when given) is
-    /// added to it, else released (the caller holds the state).
-    func watch(_ handle: BlockHandle, adding waiter: LuaWaiter?, on stack: LuaStack) -> String {
-        let status: String = mutex.withLock {
+    /// added to it (with its registration for `unwatch`), else released (the caller holds the state).
+    func watch(_ handle: BlockHandle, adding waiter: LuaWaiter?, on stack: LuaStack) -> (String, Int?) {
+        let (status, registration): (String, Int?) = mutex.withLock {
             switch handle.status {
-            case .finished: return "finished"
-            case .cancelled: return "cancelled"
+            case .finished: return ("finished", nil)
+            case .cancelled: return ("cancelled", nil)
             case .scheduled, .queued, .running:
-                if let waiter { handle.waiters.append(waiter) }
-                return "pending"
+                return ("pending", waiter.map { handle.waiters.add($0) })
             }
         }
         if status != "pending", let waiter { release(waiter, on: stack) }
-        return status
+        return (status, registration)
     }
 
     /// How many times `timer` fired and whether it is valid; while it is valid, `waiter` (when
-    /// given) is added for its next firing or invalidation, else released.
-    func watch(_ timer: BlockTimer, adding waiter: LuaWaiter?, on stack: LuaStack) -> (firings: Int, valid: Bool) {
-        let state: (Int, Bool) = mutex.withLock {
-            if timer.valid, let waiter { timer.waiters.append(waiter) }
-            return (timer.firings, timer.valid)
+    /// given) is added for its next firing or invalidation (with its registration), else released.
+    func watch(_ timer: BlockTimer, adding waiter: LuaWaiter?,
+               on stack: LuaStack) -> (firings: Int, valid: Bool, registration: Int?) {
+        let state: (Int, Bool, Int?) = mutex.withLock {
+            let registration = timer.valid ? waiter.map { timer.waiters.add($0) } : nil
+            return (timer.firings, timer.valid, registration)
         }
         if !state.1, let waiter { release(waiter, on: stack) }
         return state
     }
 
-    private func release(_ waiter: LuaWaiter, on stack: LuaStack) {
+    func release(_ waiter: LuaWaiter, on stack: LuaStack) {
         release(reference: waiter.function, on: stack)
         release(reference: waiter.argument, on: stack)
     }

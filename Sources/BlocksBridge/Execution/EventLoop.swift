@@ -31,6 +31,8 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
     var nextSequence: UInt64 = 0
     /// Blocks handed to other queues that have not finished: they keep the loop alive too.
     var outstanding = 0
+    /// Those of them `unref()`ed (not in `outstanding`): a wait on the loop still counts them.
+    var unreferencedOutside = 0
     /// Registry references released by threads that did not hold the state lock.
     private var deferredReleases: [Int32] = []
     /// The thread driving the loop: work scheduled from any other thread wakes it. Fixed while
@@ -266,7 +268,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
             // No delay: straight to the queue (serial queues keep submission order).
             mutex.withLock {
                 handle.status = .queued
-                outstanding += 1
+                countOutsideWork(handle, 1)
             }
             dispatch(handle)
         } else {
@@ -299,7 +301,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         case .scheduled:
             heap.remove(handle)
         case .queued:
-            outstanding -= 1
+            countOutsideWork(handle, -1)
         case .running, .finished, .cancelled:
             mutex.unlock()
             return
@@ -336,7 +338,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
                 return .run(handle, body)
             }
             handle.status = .queued
-            outstanding += 1
+            countOutsideWork(handle, 1)
             return .dispatch(handle)
         }
         if let timer = work as? BlockTimer {
@@ -406,7 +408,7 @@ public final class EventLoop: LuaStateExtension, @unchecked Sendable {
         guard ran else { return }
         let waiters = mutex.withLock {
             handle.status = .finished
-            outstanding -= 1
+            countOutsideWork(handle, -1)
             return takeWaiters(&handle.waiters)
         }
         notify(waiters)

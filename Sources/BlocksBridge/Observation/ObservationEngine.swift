@@ -34,8 +34,10 @@ enum ObservationEngine {
         }
         stack.pushGlobalTable()
         bk_pushcfunction(stack.L, bk_recordtraceback)  // the value stays; report finds its traceback
-        stack.push(function: "report") { stack in
+        stack.push(function: "report") { stack throws(LuaRaise) in
             stack.top = 1
+            // A cancelled task's cancellation ends the task, not the callback alone (not reported).
+            if TaskEngine.endsCancelledTask(stack) { throw .valueOnTop }
             stack.reportError()
             return 0
         }

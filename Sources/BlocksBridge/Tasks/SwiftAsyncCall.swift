@@ -35,7 +35,7 @@ final class SwiftAsyncCall: LuaBridged, @unchecked Sendable {
     let loop: EventLoop
     // Guarded by the loop's mutex.
     private var outcome = Outcome.pending
-    private var waiters: [LuaWaiter] = []
+    private var waiters = LuaWaiterList()
     private var task: Task<Void, Never>?
 
     init(loop: EventLoop) { self.loop = loop }
@@ -63,12 +63,18 @@ final class SwiftAsyncCall: LuaBridged, @unchecked Sendable {
         running?.cancel()
     }
 
-    /// The outcome as the engine polls it; while pending, `waiter` (when given) is added.
-    func poll(adding waiter: LuaWaiter?) -> Outcome {
+    /// The outcome as the engine polls it; while pending, `waiter` (when given) is added, with the
+    /// registration `unwatch` takes.
+    func poll(adding waiter: LuaWaiter?) -> (Outcome, registration: Int?) {
         loop.mutex.withLock {
-            if case .pending = outcome, let waiter { waiters.append(waiter) }
-            return outcome
+            if case .pending = outcome, let waiter { return (outcome, waiters.add(waiter)) }
+            return (outcome, nil)
         }
+    }
+
+    /// Drops a waiter `poll` added that was not notified (its wait ended otherwise).
+    func unwatch(registration: Int, on stack: LuaStack) {
+        if let waiter = loop.mutex.withLock({ waiters.remove(registration) }) { loop.release(waiter, on: stack) }
     }
 
     private static func message(_ error: any Error) -> String {
@@ -88,21 +94,22 @@ final class SwiftAsyncCall: LuaBridged, @unchecked Sendable {
         ],
         properties: [
             .readOnly("isFinished") { (call: SwiftAsyncCall, stack) in
-                if case .pending = call.poll(adding: nil) { stack.push(false) } else { stack.push(true) }
+                if case .pending = call.poll(adding: nil).0 { stack.push(false) } else { stack.push(true) }
             },
         ])
 }
 
 extension TaskPrimitives {
-    /// pollSwiftCall(call [, f, arg]) -> "pending" | "done", results... | "failed", message;
-    /// while pending, f(arg) is called on the main queue once it finishes.
+    /// pollSwiftCall(call [, f, arg]) -> "pending" [, registration] | "done", results... | "failed",
+    /// message; while pending, f(arg) is called on the main queue once it finishes (unless
+    /// unwatch(call, registration) removed it first).
     static func pollSwiftCall(_ stack: LuaStack) -> Int32 {
         guard let call = stack.toObject(SwiftAsyncCall.self, at: 1) else {
             stack.pushNil()
             return 1
         }
         let waiter = TaskPrimitives.waiter(stack)
-        let outcome = call.poll(adding: waiter)
+        let (outcome, registration) = call.poll(adding: waiter)
         if let waiter, !(outcome.isPending) {
             call.loop.release(reference: waiter.function, on: stack)
             call.loop.release(reference: waiter.argument, on: stack)
@@ -111,7 +118,7 @@ extension TaskPrimitives {
         switch outcome {
         case .pending:
             stack.push("pending")
-            return 1
+            return 1 + TaskPrimitives.pushRegistration(registration, on: stack)
         case .failed(let message):
             stack.push("failed")
             stack.push(message)

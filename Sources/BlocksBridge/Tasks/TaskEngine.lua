@@ -23,9 +23,12 @@ local performBlock, cancelBlock, now = bk.performBlock, bk.cancelBlock, bk.now
 local runUntil, watchHandle, watchTimer = native.runUntil, native.watchHandle, native.watchTimer
 local report, recordCoroutineTraceback, rawmetatable = native.report, native.recordCoroutineTraceback, native.getmetatable
 local errorReport = native.errorReport
+local closing = native.closing
 local isHandle, isTimer, finishHandle = native.isHandle, native.isTimer, native.finishHandle
 -- The engine's own delayed calls (no handle object; see TaskPrimitives.swift).
 local schedule, unschedule = native.schedule, native.unschedule
+-- unwatch(x, registration): drops a waiter a handle, timer or Swift call still holds.
+local unwatch = native.unwatch
 
 -- MARK: values and errors
 
@@ -50,23 +53,32 @@ local function checkDuration(v, position, name)
   if not (v >= 0 and v < huge) then argError(position, name, "duration must be a finite number >= 0", 2) end
 end
 
+-- While the state closes (finalizers, os.exit(code, true)) every entry refuses, naming itself, as
+-- bk's Swift functions do (DEVELOPERS.md, rule 10): the loop is gone, and the natives an entry
+-- uses would name themselves instead. Called first by each entry: `if closing() then atClose(name) end`.
+local function atClose(name)
+  error(("cannot call '%s' while the Lua state is closing"):format(name), 0)
+end
+
 -- MARK: tasks
 
 -- A task is two tables: the object scripts hold (metatable Task, a single private key RECORD),
 -- and its record, a plain table only this file reaches, where the engine keeps the task's state
--- with plain field access (no rawget/rawset calls, no metamethods): co, state, results, waiters,
--- cancelled, observed, queued, nested, woke, sleep, seq, traced, block, and object (the object).
--- Inside this file "task" is a record; the object is what bk.async returns.
+-- with plain field access (no rawget/rawset calls; its metatable has only __close, see parkedClose):
+-- co, state, results, waiters, cancelled, observed, queued, nested, woke, sleep, seq, traced, block,
+-- parked, undo, undoTimer, and object (the object). Inside this file "task" is a record; the object
+-- is what bk.async returns.
 local RECORD = {}
+local Record = {}
 
 -- STATE values. A task is "running" from bk.async until its function returns or raises.
 local RUNNING, DONE, FAILED = 1, 2, 3
 
--- What a task's coroutine yields to the scheduler when it waits (woken by what it waits on).
--- Anything else is a plain coroutine.yield. A task's coroutine runs its function itself (no
--- wrapper, no xpcall): a suspended task holds no frames but its own, and an error leaves the dead
--- coroutine's stack for its traceback.
-local SUSPEND = {}
+-- A task suspended by the engine (woken by what it waits on) has `parked` set; any other yield is
+-- a plain coroutine.yield. The yield hands nothing out: a script that resumes the coroutine itself
+-- gets nothing back, and the task stays suspended (see suspend). A task's coroutine runs its
+-- function itself (no wrapper, no xpcall): a suspended task holds no frames but its own, and an
+-- error leaves the dead coroutine's stack for its traceback.
 
 local Task = { __name = "bk.Task" }
 local methods = {}
@@ -84,6 +96,9 @@ end
 
 local current = nil        -- the task whose coroutine runs now (nil: none)
 local sequence = 0         -- orders task endings, for awaitAll / awaitAny "first in time"
+-- The coroutines of cancelled tasks (weak): an observer or event handler that gets bk.cancelled
+-- there raises it on instead of reporting it (TaskEngine.raisesCancellation, Swift).
+local cancelledThreads = setmetatable({}, { __mode = "k" })
 
 -- The running task: the current task when the running coroutine is its own (a plain coroutine
 -- inside a task, a delayed block, the main chunk: none).
@@ -97,7 +112,7 @@ end
 local ready, head, tail = {}, 1, 0
 local draining = false
 
-local settle, runBlock, starting, cancelWork  -- forward
+local settle, runBlock, starting, cancelWork, endClosed  -- forward
 local internal = {}  -- the engine's own loop callbacks (runBlock calls them directly)
 
 local function restore(previous, ...)
@@ -119,7 +134,11 @@ local function drain()
     head = head + 1
     task.queued = nil
     local co = task.co
-    if co ~= nil and costatus(co) == "suspended" then step(task) end
+    if co ~= nil then
+      local status = costatus(co)
+      if status == "suspended" then step(task)
+      elseif status == "dead" then endClosed(task) end  -- closed (coroutine.close) at a plain yield
+    end
   end
 end
 
@@ -141,6 +160,63 @@ local function notify(waiter)
   if waiter.state ~= nil then wake(waiter) else rawset(waiter, 1, true) end
 end
 
+-- Suspends the running task at one of the engine's suspension points, until the engine resumes it
+-- (step sets current first). A resume by anyone else (a script's coroutine.resume) gets nothing
+-- back and leaves the task suspended where it was.
+local function suspend(task)
+  task.parked = true
+  repeat yield() until current == task
+  task.parked = nil
+end
+
+-- MARK: a task's waiters
+
+-- An ordered set: entries 1 .. n in the order they came (false once removed) and waiter -> its
+-- position, so adding and removing one are O(1) and waiters are told in order. Compacted when half
+-- its entries are holes (amortized O(1)): waits that time out again and again leave nothing.
+local function addWaiter(task, waiter)
+  local list = task.waiters
+  if list == nil then
+    list = { n = 0, holes = 0 }
+    task.waiters = list
+  elseif list[waiter] ~= nil then
+    return
+  end
+  local n = list.n + 1
+  list.n = n
+  list[n] = waiter
+  list[waiter] = n
+end
+
+local function removeWaiter(task, waiter)
+  local list = task.waiters
+  if list == nil then return end
+  local i = list[waiter]
+  if i == nil then return end
+  list[waiter] = nil
+  list[i] = false
+  local n, holes = list.n, list.holes + 1
+  if holes * 2 < n then
+    list.holes = holes
+    return
+  end
+  local kept = 0
+  for k = 1, n do
+    local w = list[k]
+    list[k] = nil
+    if w then
+      kept = kept + 1
+      list[kept] = w
+      list[w] = kept
+    end
+  end
+  list.n, list.holes = kept, 0
+end
+
+local function hasWaiters(list)
+  return list ~= nil and list.n > list.holes
+end
+
 -- A cancelled task's nested loop (see wait) must end too.
 local function notifyTask(task)
   local cell = task.nested
@@ -155,11 +231,13 @@ local function reportIfUnobserved(task)
   end
 end
 
+local finish  -- forward
+
 -- Records how a task ended and wakes its waiters. `resumed, ...` are resume's results.
 function settle(task, resumed, ...)
   local co = task.co
   if resumed and costatus(co) == "suspended" then
-    if ... == SUSPEND then return end
+    if task.parked then return end
     -- A plain coroutine.yield in a task: it gives the loop a turn and resumes with no values.
     schedule(wake, task, 0)
     return
@@ -176,6 +254,13 @@ function settle(task, resumed, ...)
     if closeErr ~= nil then err = closeErr end
     results = { err }
   end
+  finish(task, ok, results)
+end
+
+-- Ends a task: its results (ok: returned; else results[1] is its error), then its waiters are told.
+function finish(task, ok, results)
+  local co = task.co
+  if co ~= nil then cancelledThreads[co] = nil end
   sequence = sequence + 1
   task.seq = sequence
   task.co = nil
@@ -191,14 +276,14 @@ function settle(task, resumed, ...)
     -- the loop to report. Ended after suspending: reported now; its handle is finished.
     if task ~= starting then
       if block ~= false then finishHandle(block) end
-      if not ok and not rawequal(results[1], cancelled) and (waiters == nil or next(waiters) == nil) then
+      if not ok and not rawequal(results[1], cancelled) and not hasWaiters(waiters) then
         task.observed = true
         report(results[1], errorReport(results[1]))
       end
     end
   elseif not ok and not rawequal(results[1], cancelled) then
     -- Reported on the next turn of the loop unless someone awaits it by then.
-    if waiters ~= nil and next(waiters) ~= nil then task.observed = true
+    if hasWaiters(waiters) then task.observed = true
     else
       -- The report now: the traceback recorded where it was raised is gone by the next turn.
       task.traced = errorReport(results[1])
@@ -206,21 +291,46 @@ function settle(task, resumed, ...)
     end
   end
   if waiters ~= nil then
-    for i = 1, #waiters do notify(waiters[i]) end
+    for i = 1, waiters.n do
+      local waiter = waiters[i]
+      if waiter then notify(waiter) end
+    end
   end
+end
+
+-- A task whose coroutine a script closed (coroutine.close) ends as cancelled, and its waiters are
+-- told; what it waited on forgets it. Closed while the engine had it suspended: the __close of its
+-- record (a to-be-closed variable of the suspension point) runs this at once; at a plain yield: at
+-- its wake-up (drain).
+function endClosed(task)
+  local undo, timer, sleeping = task.undo, task.undoTimer, task.sleep
+  task.parked, task.undo, task.undoTimer, task.sleep = nil, nil, nil, nil
+  if undo ~= nil then undo(task) end
+  if timer ~= nil then unschedule(timer) end
+  if sleeping ~= nil then unschedule(sleeping) end
+  task.cancelled = true
+  finish(task, false, { cancelled })
+end
+
+-- The record's __close: a to-be-closed variable of each suspension point (wait, sleep). It runs
+-- whenever the suspension point is left; only a close of the coroutine while it is suspended there
+-- (then its own coroutine runs the close, and the task is still parked) ends the task.
+function Record.__close(task)
+  if task.parked and task.co ~= nil and running() == task.co and current ~= task then endClosed(task) end
 end
 
 -- A new task table. The nil fields only size it (a constructor sizes the table for every field it
 -- names): the keys a task gets as it sleeps and ends then never make it grow, and each growth is a
 -- rehash.
 local function newTask(f, block)
-  local task = { co = create(f), state = RUNNING, block = block, object = false,
-    sleep = nil, woke = nil, seq = nil, results = nil }
+  local task = setmetatable({ co = create(f), state = RUNNING, block = block, object = false,
+    sleep = nil, woke = nil, seq = nil, results = nil, parked = nil }, Record)
   task.object = setmetatable({ [RECORD] = task }, Task)
   return task
 end
 
 local function async(f, ...)
+  if closing() then atClose("async") end
   if type(f) ~= "function" then argError(1, "async", "function expected, got " .. typeName(f)) end
   local task = newTask(f)
   step(task, ...)
@@ -252,6 +362,7 @@ end
 local function cancel(task)
   if task.co == nil or task.cancelled then return end
   task.cancelled = true
+  cancelledThreads[task.co] = true
   local sleeping = task.sleep
   if sleeping ~= nil then
     task.sleep = nil
@@ -263,9 +374,11 @@ end
 -- MARK: awaitables
 
 -- An awaitable kind: test(x); begin(x) -> token; poll(x, token) -> nil (pending) or an outcome
--- { ok, n = count, ... } ({ false, err } for a failure); attach(x, waiter, token): waiter is
--- notified when x may be done; detach(x, waiter) (may be a no-op: spurious wake-ups are fine);
--- optional cancel(x): what Ctrl-C at the prompt does to x while a wait on it is interrupted.
+-- { ok, n = count, ... } ({ false, err } for a failure); attach(x, waiter, token) -> registration:
+-- waiter is notified when x may be done; detach(x, waiter, registration): the wait ended (done,
+-- timed out, cancelled), and x forgets the waiter at once, in O(1) (a wait that times out again
+-- and again must leave nothing behind); a spurious wake-up is fine. Optional cancel(x): what
+-- Ctrl-C at the prompt does to x while a wait on it is interrupted.
 -- Other families add kinds (kinds[#kinds + 1] = kind) from their extension, run when the engine
 -- loads (TasksLibrary.swift).
 local kinds = {}
@@ -286,23 +399,8 @@ local taskKind = {
     if state == DONE then return { true, n = results.n, unpack(results, 1, results.n) } end
     return { false, results[1] }
   end,
-  attach = function(object, waiter)
-    local t = rawget(object, RECORD)
-    local waiters = t.waiters
-    if waiters == nil then
-      waiters = {}
-      t.waiters = waiters
-    end
-    for i = 1, #waiters do if waiters[i] == waiter then return end end
-    waiters[#waiters + 1] = waiter
-  end,
-  detach = function(object, waiter)
-    local waiters = rawget(object, RECORD).waiters
-    if waiters == nil then return end
-    for i = #waiters, 1, -1 do
-      if waiters[i] == waiter then table.remove(waiters, i) end
-    end
-  end,
+  attach = function(object, waiter) addWaiter(rawget(object, RECORD), waiter) end,
+  detach = function(object, waiter) removeWaiter(rawget(object, RECORD), waiter) end,
   sequence = function(object) return rawget(object, RECORD).seq end,
 }
 
@@ -315,8 +413,11 @@ local handleKind = {
     if status == "cancelled" then return CANCELLED_OUTCOME end
     return nil
   end,
-  attach = function(h, waiter) watchHandle(h, notify, waiter) end,
-  detach = function() end,
+  attach = function(h, waiter)
+    local _, registration = watchHandle(h, notify, waiter)
+    return registration
+  end,
+  detach = function(h, _, registration) if registration ~= nil then unwatch(h, registration) end end,
 }
 
 -- A timer is done at its next firing after the await began; invalidated first: cancelled. One
@@ -336,8 +437,11 @@ local timerKind = {
     if not valid then return CANCELLED_OUTCOME end
     return nil
   end,
-  attach = function(t, waiter) watchTimer(t, notify, waiter) end,
-  detach = function() end,
+  attach = function(t, waiter)
+    local _, _, registration = watchTimer(t, notify, waiter)
+    return registration
+  end,
+  detach = function(t, _, registration) if registration ~= nil then unwatch(t, registration) end end,
 }
 
 -- Swift async work started by an async closure registered with `register` (SwiftAsyncCall).
@@ -351,8 +455,11 @@ local swiftCallKind = {
   test = native.isSwiftCall,
   begin = function() return nil end,
   poll = function(c) return swiftOutcome(pollSwiftCall(c)) end,
-  attach = function(c, waiter) pollSwiftCall(c, notify, waiter) end,
-  detach = function() end,
+  attach = function(c, waiter)
+    local state, registration = pollSwiftCall(c, notify, waiter)
+    if state == "pending" then return registration end
+  end,
+  detach = function(c, _, registration) if registration ~= nil then unwatch(c, registration) end end,
 }
 
 kinds[1], kinds[2], kinds[3], kinds[4] = taskKind, handleKind, timerKind, swiftCallKind
@@ -408,13 +515,17 @@ local function wait(check, attach, detach, timeout, level, interrupt, quiet)
       timerCell = { task }
       timer = schedule(timeoutFired, timerCell, timeout)
     end
+    -- What closing the coroutine here must undo (endClosed, from the record's __close).
+    task.undo, task.undoTimer = detach, timer
+    local _ <close> = task
     while true do
-      yield(SUSPEND)
+      suspend(task)
       local outcome
       if task.cancelled then outcome = "cancelled"
       elseif check() then outcome = "done"
       elseif timerCell ~= nil and rawget(timerCell, 2) then outcome = "timed out" end
       if outcome ~= nil then
+        task.undo, task.undoTimer = nil, nil
         detach(task)
         if timer ~= nil then unschedule(timer) end
         if outcome == "cancelled" then error(cancelled) end
@@ -488,6 +599,7 @@ local function results(outcome)
 end
 
 local function await(x, timeout)
+  if closing() then atClose("await") end
   -- A task that already finished: no kinds to try, no waiting, no closures.
   local done = timeout == nil and recordOf(x)
   if done and done.state == DONE and not done.cancelled and (current == nil or not current.cancelled) then
@@ -499,12 +611,14 @@ local function await(x, timeout)
   if kind == nil then argError(1, "await", "task expected, got " .. typeName(x)) end
   if timeout ~= nil then checkDuration(timeout, 2, "await") end
   local token = kind.begin(x)
-  local outcome
+  local outcome, registration
   wait(function()
     outcome = kind.poll(x, token)
     return outcome ~= nil
-  end, function(waiter) kind.attach(x, waiter, token) end, function(waiter) kind.detach(x, waiter) end,
-  timeout, 2, function() cancelWork(x) end)
+  end, function(waiter) registration = kind.attach(x, waiter, token) end, function(waiter)
+    kind.detach(x, waiter, registration)
+    registration = nil
+  end, timeout, 2, function() cancelWork(x) end)
   return results(outcome)
 end
 
@@ -522,14 +636,16 @@ local function sleepCellDone(cell)
 end
 
 local function sleep(seconds)
+  if closing() then atClose("sleep") end
   checkDuration(seconds, 1, "sleep")
   local task = runningTask()
   if task ~= nil and task.cancelled then error(cancelled) end
   if task ~= nil and isyieldable() then
     task.woke = nil
     task.sleep = schedule(sleepDone, task, seconds)
+    local _ <close> = task  -- closing the coroutine here ends the task (endClosed)
     repeat
-      yield(SUSPEND)
+      suspend(task)
       if task.cancelled then error(cancelled) end
     until task.woke
     task.woke = nil
@@ -567,9 +683,20 @@ local function cancelAll(items)
   return function() for i = 1, #items do cancelWork(items[i][1]) end end
 end
 
+-- Item i is { x, kind, token, registration }.
 local function attachAll(items)
-  return function(waiter) for i = 1, #items do local it = items[i] it[2].attach(it[1], waiter, it[3]) end end,
-    function(waiter) for i = 1, #items do local it = items[i] it[2].detach(it[1], waiter) end end
+  return function(waiter)
+    for i = 1, #items do
+      local it = items[i]
+      it[4] = it[2].attach(it[1], waiter, it[3])
+    end
+  end, function(waiter)
+    for i = 1, #items do
+      local it = items[i]
+      it[2].detach(it[1], waiter, it[4])
+      it[4] = nil
+    end
+  end
 end
 
 -- When an item's outcome was first seen, for "first in time": a task's end, else the poll.
@@ -579,6 +706,7 @@ local function whenSeen(item, order)
 end
 
 local function awaitAll(list, timeout)
+  if closing() then atClose("awaitAll") end
   local items = listItems(list, "awaitAll")
   if timeout ~= nil then checkDuration(timeout, 2, "awaitAll") end
   local outcomes, seen = {}, {}
@@ -610,6 +738,7 @@ local function awaitAll(list, timeout)
 end
 
 local function awaitAny(list, timeout)
+  if closing() then atClose("awaitAny") end
   local items = listItems(list, "awaitAny")
   if #items == 0 then argError(1, "awaitAny", "non-empty list expected") end
   if timeout ~= nil then checkDuration(timeout, 2, "awaitAny") end
@@ -639,11 +768,13 @@ local function checkTask(t, name)
 end
 
 function methods.cancel(t)
+  if closing() then atClose("cancel") end
   checkTask(t, "cancel")
   cancel(rawget(t, RECORD))
 end
 
 function methods.result(t, timeout)
+  if closing() then atClose("result") end
   checkTask(t, "result")
   if timeout ~= nil then checkDuration(timeout, 2, "result") end
   return await(t, timeout)
@@ -693,6 +824,7 @@ local function limiterClass(name)
     return name .. "(" .. (rawget(o, ARGS) ~= nil and "pending" or "idle") .. ")"  -- a call is kept
   end
   local function check(o, method)
+    if closing() then atClose(method) end
     if type(o) ~= "table" or rawmetatable(o) ~= class or rawget(o, FN) == nil then
       error(("calling '%s' on bad self (%s expected, got %s)"):format(method, name, typeName(o)), 3)
     end
@@ -710,6 +842,7 @@ local function debounceFire(d)
 end
 
 function Debounced.__call(d, ...)
+  if closing() then atClose("bk.Debounced") end
   local pending = rawget(d, PENDING)
   if pending ~= nil then cancelBlock(pending) end
   rawset(d, ARGS, pack(...))
@@ -733,6 +866,7 @@ function debouncedMethods.flush(d)
 end
 
 local function debounce(f, delay)
+  if closing() then atClose("debounce") end
   if type(f) ~= "function" then argError(1, "debounce", "function expected, got " .. typeName(f)) end
   checkDuration(delay, 2, "debounce")
   return setmetatable({ [FN] = f, [INTERVAL] = delay }, Debounced)
@@ -762,6 +896,7 @@ function throttleEnd(t)
 end
 
 function Throttled.__call(t, ...)
+  if closing() then atClose("bk.Throttled") end
   local window = rawget(t, PENDING)
   if window ~= nil then
     rawset(t, ARGS, pack(...))  -- the latest call, run when the interval ends
@@ -790,6 +925,7 @@ function throttledMethods.flush(t)
 end
 
 local function throttle(f, interval)
+  if closing() then atClose("throttle") end
   if type(f) ~= "function" then argError(1, "throttle", "function expected, got " .. typeName(f)) end
   checkDuration(interval, 2, "throttle")
   return setmetatable({ [FN] = f, [INTERVAL] = interval }, Throttled)
@@ -806,6 +942,7 @@ internal[timeoutFired] = true
 internal[reportIfUnobserved] = true
 
 local function currentTask()
+  if closing() then atClose("currentTask") end
   local task = runningTask()
   if task == nil then return nil end
   return task.object
@@ -831,6 +968,7 @@ return {
   notify = notify,
   waitFor = waitFor,
   isTask = isTask,
+  cancelledThreads = cancelledThreads,
   cancel = function(object)
     local t = recordOf(object)
     if t ~= nil then cancel(t) end

@@ -33,18 +33,20 @@ enum TaskPrimitives {
             stack.rawSet(1, field: "outcome")
             return 1
         }
-        // watchHandle(handle [, f, arg]) -> "pending" | "finished" | "cancelled"; while pending,
-        // f(arg) is called on the main queue once it finished or was cancelled.
+        // watchHandle(handle [, f, arg]) -> "pending" | "finished" | "cancelled" [, registration];
+        // while pending, f(arg) is called on the main queue once it finished or was cancelled
+        // (unless unwatch(handle, registration) removed it first).
         add("watchHandle") { stack in
             guard let handle = stack.toObject(BlockHandle.self, at: 1) else {
                 stack.pushNil()
                 return 1
             }
-            stack.push(handle.loop.watch(handle, adding: waiter(stack), on: stack))
-            return 1
+            let (status, registration) = handle.loop.watch(handle, adding: waiter(stack), on: stack)
+            stack.push(status)
+            return 1 + pushRegistration(registration, on: stack)
         }
-        // watchTimer(timer [, f, arg]) -> firings, valid; while valid, f(arg) is called on the main
-        // queue after its next firing or its invalidation.
+        // watchTimer(timer [, f, arg]) -> firings, valid [, registration]; while valid, f(arg) is
+        // called on the main queue after its next firing or its invalidation.
         add("watchTimer") { stack in
             guard let timer = stack.toObject(BlockTimer.self, at: 1) else {
                 stack.pushNil()
@@ -53,8 +55,26 @@ enum TaskPrimitives {
             let state = timer.loop.watch(timer, adding: waiter(stack), on: stack)
             stack.push(state.firings)
             stack.push(state.valid)
-            return 2
+            return 2 + pushRegistration(state.registration, on: stack)
         }
+        // unwatch(x, registration): a wait on the handle, timer or Swift call x ended otherwise
+        // (timed out, cancelled): x drops the waiter it registered, which was not notified.
+        add("unwatch") { stack in
+            guard let number = stack.toInteger(2) else { return 0 }
+            let registration = Int(number)
+            if let handle = stack.toObject(BlockHandle.self, at: 1) {
+                handle.loop.unwatch(handle, registration: registration, on: stack)
+            } else if let timer = stack.toObject(BlockTimer.self, at: 1) {
+                timer.loop.unwatch(timer, registration: registration, on: stack)
+            } else if let call = stack.toObject(SwiftAsyncCall.self, at: 1) {
+                call.unwatch(registration: registration, on: stack)
+            }
+            return 0
+        }
+        // closing() -> whether the state is closing: each entry of the engine refuses then, naming
+        // itself (rule 10). C: it runs at close, never raises, and costs little on every entry.
+        bk_pushcfunction(stack.L, bk_stateclosing)
+        stack.rawSet(table, field: "closing")
         // finishHandle(identity): a delayed block that suspended has ended (the light userdata the
         // loop passed to runBlock).
         add("finishHandle") { stack in
@@ -115,6 +135,13 @@ enum TaskPrimitives {
         // raised (any value: a string gets it appended).
         bk_pushcfunction(stack.L, bk_errorreport)
         stack.rawSet(table, field: "errorReport")
+    }
+
+    /// Pushes a waiter's registration (nothing without one); returns how many values it pushed.
+    static func pushRegistration(_ registration: Int?, on stack: LuaStack) -> Int32 {
+        guard let registration else { return 0 }
+        stack.push(Int64(registration))
+        return 1
     }
 
     /// The waiter at 2 (a function) and 3 (its argument), as registry references; nil without one.

@@ -134,6 +134,22 @@ enum TaskEngine {
         return true
     }
 
+    /// Whether the error value on top is `bk.cancelled` raised in the coroutine of a task that was
+    /// cancelled: a dispatcher that reports its callbacks' errors (observers, event handlers) raises
+    /// it on instead, so the task ends there, silently, as a cancellation anywhere else ends it.
+    /// Raw reads only (the engine keeps the cancelled tasks' coroutines in `cancelledThreads`).
+    static func endsCancelledTask(_ stack: LuaStack) -> Bool {
+        guard stack.ensureSpace(3) else { return false }
+        let value = stack.top
+        defer { stack.top = value }
+        stack.rawGet(LuaStack.registryIndex, field: cancelledKey)
+        guard stack.rawEqual(value, -1) else { return false }
+        guard stack.rawGet(LuaStack.registryIndex, field: registryKey) == .table,
+              stack.rawGet(-1, field: "cancelledThreads") == .table else { return false }
+        lua_pushthread(stack.L)
+        return stack.rawGet(-2) == .boolean
+    }
+
     /// `bk.cancelled`: a unique value whose tostring is "cancelled", that scripts cannot change.
     private static func pushCancelled(on stack: LuaStack) {
         stack.pushNewTable()

@@ -20,7 +20,7 @@ public final class BlockTimer: ScheduledWork, LuaBridged, @unchecked Sendable {
     var body: TimerBody
     /// How many times the body ran, and who awaits the next firing (`EventLoop.watch`).
     var firings = 0
-    var waiters: [LuaWaiter] = []
+    var waiters = LuaWaiterList()
 
     /// NSTimer's floor for intervals.
     static let minimumInterval = 0.0001

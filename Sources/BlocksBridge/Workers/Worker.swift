@@ -15,6 +15,10 @@ public final class Worker: LuaBridged, @unchecked Sendable {
     private var cancelled = false
     private var succeeded = false
     private var finishCallbacks: [@Sendable () -> Void] = []
+    /// Waits of the tasks engine (`bk.await`), by registration (never reused): each is notified on
+    /// its loop when the worker finishes, and a wait that ends otherwise removes its own in O(1).
+    private var luaWaiters: [Int: (loop: EventLoop, waiter: LuaWaiter)] = [:]
+    private var nextRegistration = 1
     /// The parent's loop: a running worker keeps it alive, and its end wakes it.
     let parentLoop: EventLoop
 
@@ -38,6 +42,30 @@ public final class Worker: LuaBridged, @unchecked Sendable {
         }
         finishCallbacks.append(body)
         condition.unlock()
+    }
+
+    /// Adds a waiter notified on `loop` when the worker finishes; returns its registration, or nil
+    /// when it has finished (the waiter is notified at once).
+    func watch(adding waiter: LuaWaiter, on loop: EventLoop) -> Int? {
+        condition.lock()
+        if finished {
+            condition.unlock()
+            loop.notify([waiter])
+            return nil
+        }
+        let registration = nextRegistration
+        nextRegistration += 1
+        luaWaiters[registration] = (loop, waiter)
+        condition.unlock()
+        return registration
+    }
+
+    /// Removes a waiter `watch` added that was not notified (its wait ended otherwise); the caller
+    /// holds the state of `stack`, where its references are released.
+    func unwatch(registration: Int, on stack: LuaStack) {
+        if let entry = condition.withLock({ luaWaiters.removeValue(forKey: registration) }) {
+            entry.loop.release(entry.waiter, on: stack)
+        }
     }
 
     /// Stops the worker: its Lua code gets the error "interrupted" at its next count hook (even an
@@ -100,10 +128,13 @@ public final class Worker: LuaBridged, @unchecked Sendable {
         finished = true
         let callbacks = finishCallbacks
         finishCallbacks = []
+        let waiters = luaWaiters.sorted { $0.key < $1.key }.map(\.value)
+        luaWaiters = [:]
         condition.broadcast()
         condition.unlock()
         // Callbacks first: they schedule the waiters' wake-ups, so the loop never looks idle between.
         for callback in callbacks { callback() }
+        for entry in waiters { entry.loop.notify([entry.waiter]) }
         parentLoop.endOutsideWork()
     }
 

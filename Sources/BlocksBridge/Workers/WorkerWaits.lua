@@ -11,6 +11,7 @@ local engine, native = ...
 local select, error = native.select, native.error
 local kinds, notify, waitFor, now = engine.kinds, engine.notify, engine.waitFor, native.now
 local isWorker, pollWorker, cancelWorker = native.isWorker, native.pollWorker, native.cancelWorker
+local unwatchWorker = native.unwatchWorker
 local arm, disarm, tryReceive, trySend = native.arm, native.disarm, native.tryReceive, native.trySend
 
 -- pollWorker(w [, f, arg]) -> "pending" | "done", results... | "failed", error
@@ -24,8 +25,11 @@ kinds[#kinds + 1] = {
   test = isWorker,
   begin = function() return nil end,
   poll = function(w) return outcome(pollWorker(w)) end,
-  attach = function(w, waiter) pollWorker(w, notify, waiter) end,
-  detach = function() end,
+  attach = function(w, waiter)
+    local state, registration = pollWorker(w, notify, waiter)
+    if state == "pending" then return registration end
+  end,
+  detach = function(w, _, registration) if registration ~= nil then unwatchWorker(w, registration) end end,
   cancel = cancelWorker,
 }
 

@@ -73,6 +73,13 @@ enum WorkerWaits {
             return 0
         }
         add("pollWorker") { stack in pollWorker(stack) }
+        // unwatchWorker(w, registration): a wait on w ended otherwise; w drops its waiter.
+        add("unwatchWorker") { stack in
+            if let worker = stack.toObject(Worker.self, at: 1), let registration = stack.toInteger(2) {
+                worker.unwatch(registration: Int(registration), on: stack)
+            }
+            return 0
+        }
         add("arm") { stack in arm(stack) }
         add("disarm") { stack in
             if let channel = stack.toObject(Channel.self, at: 1), let token = stack.toInteger(2) {
@@ -99,22 +106,23 @@ enum WorkerWaits {
         }
     }
 
-    /// pollWorker(w [, f, arg]) -> "pending" | "done", results... | "failed", error; while pending,
-    /// f(arg) is called on the loop once the worker finishes.
+    /// pollWorker(w [, f, arg]) -> "pending" [, registration] | "done", results... | "failed", error;
+    /// while pending, f(arg) is called on the loop once the worker finishes (unless
+    /// unwatchWorker(w, registration) removed it first).
     private static func pollWorker(_ stack: LuaStack) -> Int32 {
         guard let worker = stack.toObject(Worker.self, at: 1) else {
             stack.pushNil()
             return 1
         }
         if !worker.isFinished {
+            var registration: Int?
             if let waiter = TaskPrimitives.waiter(stack) {
-                let loop = stack.eventLoop
                 // At once when it finished meanwhile: the engine checks again after attaching.
-                worker.onFinish { loop.notify([waiter]) }
+                registration = worker.watch(adding: waiter, on: stack.eventLoop)
             }
             stack.top = 1
             stack.push("pending")
-            return 1
+            return 1 + TaskPrimitives.pushRegistration(registration, on: stack)
         }
         stack.top = 1
         stack.push("done")

@@ -192,6 +192,10 @@ void bk_pusherrordescription(lua_State *L, int idx);
 /// another value as bk_pusherrorreport. For reports made later, once the record is gone.
 int bk_errorreport(lua_State *L);
 
+/// lua_CFunction () -> whether the state is closing (rule 10): each entry of the tasks engine asks
+/// first and refuses, naming itself (Tasks.c). C, not Swift: it is on bk.async's and bk.await's path.
+int bk_stateclosing(lua_State *L);
+
 /// Installs the panic and warning functions luaL_newstate would (warnings start off; "@on"/"@off").
 void bk_setdefaulthandlers(lua_State *L);
 

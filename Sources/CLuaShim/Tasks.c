@@ -1,0 +1,8 @@
+// The tasks engine's C helper (TaskEngine.lua gets it as `native.closing`).
+#include "CLuaShim.h"
+
+int bk_stateclosing(lua_State *L) {
+    bk_runtime *rt = bk_runtime_of(L);
+    lua_pushboolean(L, rt != NULL && rt->closing);
+    return 1;
+}
