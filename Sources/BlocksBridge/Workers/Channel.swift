@@ -56,28 +56,40 @@ public final class Channel: LuaShareable, @unchecked Sendable {
     /// armed, else a new one made by `waiter` (`.some(nil)` without one). A ready channel disarms
     /// `token`. The caller holds the state `stack` belongs to.
     func arm(sending: Bool, token: Int?, on stack: LuaStack, waiter: (() -> LuaWaiter)?) -> Int?? {
-        condition.lock()
-        if isReadyLocked(sending: sending) {
-            let dropped = token.flatMap { armed.removeValue(forKey: $0) }
-            condition.unlock()
-            if let dropped { release(dropped, on: stack) }
-            return .none
-        }
-        if let token, armed[token] != nil {
+        // The waiter's registry references are made before `condition` is taken: an allocation
+        // can run finalizers, which may use this channel (its lock is not recursive).
+        var made: LuaWaiter?
+        while true {
+            condition.lock()
+            if isReadyLocked(sending: sending) {
+                let dropped = token.flatMap { armed.removeValue(forKey: $0) }
+                condition.unlock()
+                if let dropped { release(dropped, on: stack) }
+                if let made { release((stack.eventLoop, made), on: stack, endsWork: false) }
+                return .none
+            }
+            if let token, armed[token] != nil {
+                condition.unlock()
+                if let made { release((stack.eventLoop, made), on: stack, endsWork: false) }
+                return token
+            }
+            guard let waiter else {
+                condition.unlock()
+                return .some(nil)
+            }
+            guard let ready = made else {
+                condition.unlock()
+                made = waiter()
+                continue  // checked again: the channel may have changed meanwhile
+            }
+            let loop = stack.eventLoop
+            let token = nextToken
+            nextToken += 1
+            armed[token] = (loop, ready)
+            loop.beginOutsideWork()
             condition.unlock()
             return token
         }
-        guard let waiter else {
-            condition.unlock()
-            return .some(nil)
-        }
-        let loop = stack.eventLoop
-        let token = nextToken
-        nextToken += 1
-        armed[token] = (loop, waiter())
-        loop.beginOutsideWork()
-        condition.unlock()
-        return token
     }
 
     /// Drops an armed waiter that was not notified (the wait ended otherwise).
@@ -86,10 +98,10 @@ public final class Channel: LuaShareable, @unchecked Sendable {
         if let dropped { release(dropped, on: stack) }
     }
 
-    private func release(_ entry: (loop: EventLoop, waiter: LuaWaiter), on stack: LuaStack) {
+    private func release(_ entry: (loop: EventLoop, waiter: LuaWaiter), on stack: LuaStack, endsWork: Bool = true) {
         entry.loop.release(reference: entry.waiter.function, on: stack)
         entry.loop.release(reference: entry.waiter.argument, on: stack)
-        entry.loop.endOutsideWork()
+        if endsWork { entry.loop.endOutsideWork() }
     }
 
     /// Waits (holding `condition` on entry and return) until `ready()` or the deadline; false on

@@ -196,7 +196,8 @@ const char *bk_pushtypeerror(lua_State *L, int arg, const char *expected, const 
 
 /// Copies `count` values from `first` of `from` onto `to` (workers, channels; the caller holds
 /// both states): plain values, tables (cycles and shared references kept, metatables dropped),
-/// Lua functions (bytecode and their upvalues, shared upvalues kept shared), shareable bridged
+/// Lua functions (bytecode and their upvalues, shared upvalues kept shared; an `_ENV` that is the
+/// source's globals becomes the target's globals, any other is copied as a table), shareable bridged
 /// objects, and the well-known values (bk, the standard library tables and C functions), which
 /// become the target's own. Returns a Lua status: LUA_OK with the copies pushed on `to`, else one
 /// error value on `to` naming what could not cross ("upvalue 'acc' of the block is a coroutine").
@@ -215,6 +216,12 @@ int bk_transfer_check(lua_State *L, int idx, const char *what, int strict);
 /// its position in `target` when given, else in `table`.
 int bk_transfer_copy_range(lua_State *from, int table, lua_Integer first, lua_Integer count,
                            lua_State *to, int target, lua_Integer offset, const char *what);
+
+/// Stops L's collector while code that must not run finalizers allocates (a copy holding locks,
+/// a worker's results being cached); returns whether it stopped it (0: stopped already, or inside
+/// a finalizer), to pass to bk_gc_resume. The copies above do this themselves.
+int bk_gc_pause(lua_State *L);
+void bk_gc_resume(lua_State *L, int paused);
 
 /// Implemented in Swift: 1 when the value at `idx` is a bridged object whose class is shareable.
 extern int bk_transfer_is_shareable(lua_State *L, int idx);
