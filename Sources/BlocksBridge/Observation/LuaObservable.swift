@@ -1,5 +1,8 @@
 import CLua
 import CLuaShim
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A Swift class whose `@LuaObserved` properties Lua and Swift can observe.
 ///
@@ -48,9 +51,14 @@ public final class LuaObservers {
     private let statesLock = PlainLock()
     /// While Lua code that can yield (a task) sets a property of this object: the Lua observers of
     /// that property in that state are notified once the setter has returned, so that they may
-    /// suspend the task (`setDeferringLuaObservers`). Touched only by the thread setting the
-    /// object's properties (one at a time, as this type requires), from its setter.
-    private var deferral: Deferral?
+    /// suspend the task (`setDeferringLuaObservers`). By setting thread (a shareable object is set
+    /// from several states' threads at once), under `statesLock`.
+    private var deferrals: [UInt: Deferral] = [:]
+
+    private var deferral: Deferral? {
+        get { statesLock.withLock { deferrals[UInt(pthread_self())] } }
+        set { statesLock.withLock { deferrals[UInt(pthread_self())] = newValue } }
+    }
 
     public init() {}
 
