@@ -397,15 +397,36 @@ static void bk_transfer_walk(bk_transfer *t, int src) {
 
 // MARK: - Entry points
 
+// A pause returns 1 + the kilobytes in use when it began (0: not paused), so that the resume
+// can record what was allocated meanwhile as owed work.
 int bk_gc_pause(lua_State *L) {
     // 0 when the script stopped it, or inside a finalizer (Lua takes no GC steps there anyway).
     if (lua_gc(L, LUA_GCISRUNNING) != 1) return 0;
     lua_gc(L, LUA_GCSTOP);
-    return 1;
+    return 1 + lua_gc(L, LUA_GCCOUNT);
 }
 
 void bk_gc_resume(lua_State *L, int paused) {
-    if (paused) lua_gc(L, LUA_GCRESTART);
+    if (!paused) return;
+    lua_gc(L, LUA_GCRESTART);
+    bk_runtime *rt = bk_runtime_of(L);
+    int grown = lua_gc(L, LUA_GCCOUNT) - (paused - 1);
+    if (rt != NULL && grown > 0) rt->gc_owed_kb = grown > (1 << 30) - rt->gc_owed_kb ? (1 << 30) : rt->gc_owed_kb + grown;
+}
+
+static int bk_gc_settle_step(lua_State *L) {
+    lua_gc(L, LUA_GCSTEP, (int)lua_tointeger(L, 1));
+    return 0;
+}
+
+void bk_gc_settle(lua_State *L) {
+    bk_runtime *rt = bk_runtime_of(L);
+    if (rt == NULL || rt->gc_owed_kb <= 0 || !lua_checkstack(L, 3)) return;
+    int owed = rt->gc_owed_kb;
+    rt->gc_owed_kb = 0;
+    lua_pushcfunction(L, bk_gc_settle_step);
+    lua_pushinteger(L, owed);
+    if (bk_pcall(L, 1, 0, 0) != LUA_OK) lua_pop(L, 1);
 }
 
 typedef struct bk_transfer_job {

@@ -145,6 +145,7 @@ public final class Channel: LuaShareable, @unchecked Sendable {
 
     /// Copies the value at `index` in when there is room, without waiting.
     func trySend(_ stack: LuaStack, _ index: Int32) throws(LuaRaise) -> SendAttempt {
+        defer { settle(stack) }
         condition.lock()
         defer { condition.unlock() }
         if closed { return .closed }
@@ -155,6 +156,7 @@ public final class Channel: LuaShareable, @unchecked Sendable {
 
     /// Pushes the next value when there is one, without waiting.
     func tryReceive(_ stack: LuaStack) throws(LuaRaise) -> ReceiveAttempt {
+        defer { settle(stack) }
         condition.lock()
         defer { condition.unlock() }
         if queued > 0 {
@@ -167,11 +169,19 @@ public final class Channel: LuaShareable, @unchecked Sendable {
     /// `ch:send(v)` where a thread waits: copies the value at `index` in; waits on this thread
     /// (or runs the loop) while full; an error once closed.
     func send(_ stack: LuaStack, _ index: Int32) throws(LuaRaise) {
+        defer { settle(stack) }
         condition.lock()
         defer { condition.unlock() }
         _ = try waitLocked(stack, deadline: nil) { closed || !isFull }
         if closed { throw .message("send on a closed channel") }
         try appendLocked(stack, index)
+    }
+
+    /// After a copy, once `condition` is released: the collector work the copy put off (it stopped
+    /// the collectors, Transfer.c), in the caller's state and in the buffer's.
+    private func settle(_ stack: LuaStack) {
+        bk_gc_settle(stack.L)
+        buffer.lock.withLock { bk_gc_settle(buffer.L) }
     }
 
     private func appendLocked(_ stack: LuaStack, _ index: Int32) throws(LuaRaise) {
@@ -194,6 +204,7 @@ public final class Channel: LuaShareable, @unchecked Sendable {
     /// / "closed".
     func receive(_ stack: LuaStack, timeout: Double?) throws(LuaRaise) -> Int32 {
         let deadline = timeout.map { MonotonicClock.now() &+ MonotonicClock.nanoseconds($0) }
+        defer { settle(stack) }
         condition.lock()
         defer { condition.unlock() }
         let ready = try waitLocked(stack, deadline: deadline) { closed || queued > 0 }

@@ -115,6 +115,7 @@ public final class Worker: LuaBridged, @unchecked Sendable {
         if lua_getiuservalue(stack.L, handle, 1) != LUA_TTABLE {
             stack.pop()
             try cacheResults(stack, handle: handle)
+            bk_gc_settle(stack.L)  // the collector work the copy put off; finalizers find the cache
             _ = lua_getiuservalue(stack.L, handle, 1)
         }
         let cache = stack.top

@@ -46,6 +46,8 @@ typedef struct bk_runtime {
     int safe_libraries;           // opened with bk_opensafelibs (its workers get the same set)
     int known_values_changed;     // bk's functions were replaced (the tasks engine loaded): the
                                   // transfer's well-known values are looked up again (Transfer.c)
+    int gc_owed_kb;               // allocated while a copy stopped the collector (Transfer.c):
+                                  // the step bk_gc_settle takes once the caller's locks are free
     // Allocation (Boundary.c).
     lua_Alloc base_alloc;         // an adopted state's own allocator (bk.so), or NULL: realloc/free
     void *base_ud;
@@ -222,6 +224,10 @@ int bk_transfer_copy_range(lua_State *from, int table, lua_Integer first, lua_In
 /// a finalizer), to pass to bk_gc_resume. The copies above do this themselves.
 int bk_gc_pause(lua_State *L);
 void bk_gc_resume(lua_State *L, int paused);
+/// The collector work a pause put off (the kilobytes allocated meanwhile), done now in a protected
+/// call (finalizers run): call it holding the state and no other lock. Without it a state that
+/// allocates only in copies (a channel's buffer, a loop that only receives) would never collect.
+void bk_gc_settle(lua_State *L);
 
 /// Implemented in Swift: 1 when the value at `idx` is a bridged object whose class is shareable.
 extern int bk_transfer_is_shareable(lua_State *L, int idx);
