@@ -3,7 +3,9 @@
 // when only checking), reads the source with raw, non-allocating operations only (lua_next,
 // lua_rawget, lua_getupvalue, lua_dump) and calls back into Swift only for shareable bridged
 // objects, with that state's swift_depth raised (their pushes must not fail inside Swift).
-// The caller holds both states (their locks): neither runs Lua meanwhile.
+// The caller holds both states (their locks): neither runs Lua meanwhile. Both collectors are
+// stopped for the copy (bk_gc_pause): an allocation would otherwise run finalizers, whose Lua
+// code could call bk (w:result(), a channel) while the copy and its caller's locks are half-way.
 #include "CLuaShim.h"
 #include <stdio.h>
 #include <string.h>
@@ -270,8 +272,15 @@ static void bk_transfer_function(bk_transfer *t, int src) {
         const char *name = lua_getupvalue(from, src, i);
         if (name == NULL) break;
         int value = lua_gettop(from);
+        int isglobals = 0;
         if (strcmp(name, "_ENV") == 0) {
-            // A function's environment is the target's globals, whatever table it was here.
+            lua_rawgeti(from, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+            isglobals = lua_rawequal(from, -1, -2);
+            lua_pop(from, 1);
+        }
+        if (isglobals) {
+            // The source's own globals become the target's. Any other environment (a sandbox's
+            // restricted table) is copied as a table below, so the restriction survives.
             if (to != NULL) {
                 lua_rawgeti(to, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
                 lua_setupvalue(to, target, i);
@@ -388,6 +397,38 @@ static void bk_transfer_walk(bk_transfer *t, int src) {
 
 // MARK: - Entry points
 
+// A pause returns 1 + the kilobytes in use when it began (0: not paused), so that the resume
+// can record what was allocated meanwhile as owed work.
+int bk_gc_pause(lua_State *L) {
+    // 0 when the script stopped it, or inside a finalizer (Lua takes no GC steps there anyway).
+    if (lua_gc(L, LUA_GCISRUNNING) != 1) return 0;
+    lua_gc(L, LUA_GCSTOP);
+    return 1 + lua_gc(L, LUA_GCCOUNT);
+}
+
+void bk_gc_resume(lua_State *L, int paused) {
+    if (!paused) return;
+    lua_gc(L, LUA_GCRESTART);
+    bk_runtime *rt = bk_runtime_of(L);
+    int grown = lua_gc(L, LUA_GCCOUNT) - (paused - 1);
+    if (rt != NULL && grown > 0) rt->gc_owed_kb = grown > (1 << 30) - rt->gc_owed_kb ? (1 << 30) : rt->gc_owed_kb + grown;
+}
+
+static int bk_gc_settle_step(lua_State *L) {
+    lua_gc(L, LUA_GCSTEP, (int)lua_tointeger(L, 1));
+    return 0;
+}
+
+void bk_gc_settle(lua_State *L) {
+    bk_runtime *rt = bk_runtime_of(L);
+    if (rt == NULL || rt->gc_owed_kb <= 0 || !lua_checkstack(L, 3)) return;
+    int owed = rt->gc_owed_kb;
+    rt->gc_owed_kb = 0;
+    lua_pushcfunction(L, bk_gc_settle_step);
+    lua_pushinteger(L, owed);
+    if (bk_pcall(L, 1, 0, 0) != LUA_OK) lua_pop(L, 1);
+}
+
 typedef struct bk_transfer_job {
     bk_transfer *t;
     int first, count, numbered;
@@ -477,8 +518,8 @@ static int bk_transfer_plain(lua_State *from, int first, int count, lua_State *t
     return 1;
 }
 
-int bk_transfer_copy(lua_State *from, int first, int count, lua_State *to,
-                     const char *what, int numbered) {
+static int bk_transfer_copy_running(lua_State *from, int first, int count, lua_State *to,
+                                    const char *what, int numbered) {
     first = lua_absindex(from, first);
     bk_runtime *rt = bk_runtime_of(to);
     if (rt != NULL && rt->swift_depth > 0 && bk_transfer_plain(from, first, count, to)) return LUA_OK;
@@ -518,8 +559,8 @@ int bk_transfer_copy(lua_State *from, int first, int count, lua_State *to,
     return status;
 }
 
-int bk_transfer_copy_range(lua_State *from, int table, lua_Integer first, lua_Integer count,
-                           lua_State *to, int target, lua_Integer offset, const char *what) {
+static int bk_transfer_copy_range_running(lua_State *from, int table, lua_Integer first, lua_Integer count,
+                                          lua_State *to, int target, lua_Integer offset, const char *what) {
     table = lua_absindex(from, table);
     if (target != 0) target = lua_absindex(to, target);
     int status = bk_known_prepare(from);
@@ -558,7 +599,7 @@ int bk_transfer_copy_range(lua_State *from, int table, lua_Integer first, lua_In
     return status;
 }
 
-int bk_transfer_check(lua_State *L, int idx, const char *what, int strict) {
+static int bk_transfer_check_running(lua_State *L, int idx, const char *what, int strict) {
     idx = lua_absindex(L, idx);
     int status = bk_known_prepare(L);
     if (status != LUA_OK) {
@@ -588,5 +629,33 @@ int bk_transfer_check(lua_State *L, int idx, const char *what, int strict) {
     if (status != LUA_OK) lua_xmove(thread, L, 1);  // L: names, thread[, error]
     lua_remove(L, names + 1);
     lua_remove(L, names);
+    return status;
+}
+
+// The entry points: each runs with both collectors stopped (see the top of this file). Garbage
+// made meanwhile is the copy's memo tables and thread, alive until the end anyway.
+
+int bk_transfer_copy(lua_State *from, int first, int count, lua_State *to,
+                     const char *what, int numbered) {
+    int pf = bk_gc_pause(from), pt = bk_gc_pause(to);
+    int status = bk_transfer_copy_running(from, first, count, to, what, numbered);
+    bk_gc_resume(to, pt);
+    bk_gc_resume(from, pf);
+    return status;
+}
+
+int bk_transfer_copy_range(lua_State *from, int table, lua_Integer first, lua_Integer count,
+                           lua_State *to, int target, lua_Integer offset, const char *what) {
+    int pf = bk_gc_pause(from), pt = bk_gc_pause(to);
+    int status = bk_transfer_copy_range_running(from, table, first, count, to, target, offset, what);
+    bk_gc_resume(to, pt);
+    bk_gc_resume(from, pf);
+    return status;
+}
+
+int bk_transfer_check(lua_State *L, int idx, const char *what, int strict) {
+    int paused = bk_gc_pause(L);
+    int status = bk_transfer_check_running(L, idx, what, strict);
+    bk_gc_resume(L, paused);
     return status;
 }

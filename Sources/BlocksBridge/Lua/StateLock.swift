@@ -10,6 +10,14 @@ import Synchronization
 /// thread only count. A thread that waits for something a worker must do (the loop sleeping, a
 /// REPL reading a line) gives it up completely with `withoutHolding`.
 public final class StateLock: @unchecked Sendable {
+    /// How many states' locks the calling thread holds. Code that would take another state's lock
+    /// while holding one (a cross-state notification) posts to that state's loop instead.
+    static var heldByCurrentThread: Int { Int(bitPattern: pthread_getspecific(heldLocksKey)) }
+
+    private static func countHeld(_ delta: Int) {
+        pthread_setspecific(heldLocksKey, UnsafeRawPointer(bitPattern: heldByCurrentThread + delta))
+    }
+
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     /// The owning thread (`pthread_self`), 0 when free. Only its owner stores its own id, so a
     /// thread reading its own id here knows it holds the lock.
@@ -44,6 +52,7 @@ public final class StateLock: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         owner.store(me, ordering: .relaxed)
         depth = 1
+        Self.countHeld(1)
     }
 
     /// Takes the lock if this thread holds it or it is free; false (without waiting) when another
@@ -58,6 +67,7 @@ public final class StateLock: @unchecked Sendable {
         guard pthread_mutex_trylock(mutex) == 0 else { return false }
         owner.store(me, ordering: .relaxed)
         depth = 1
+        Self.countHeld(1)
         return true
     }
 
@@ -71,6 +81,7 @@ public final class StateLock: @unchecked Sendable {
         depth -= 1
         if depth == 0 {
             owner.store(0, ordering: .relaxed)
+            Self.countHeld(-1)
             pthread_mutex_unlock(mutex)
         }
     }
@@ -97,12 +108,21 @@ public final class StateLock: @unchecked Sendable {
         let saved = depth
         depth = 0
         owner.store(0, ordering: .relaxed)
+        Self.countHeld(-1)
         pthread_mutex_unlock(mutex)
         defer {
             pthread_mutex_lock(mutex)
             owner.store(UInt(pthread_self()), ordering: .relaxed)
             depth = saved
+            Self.countHeld(1)
         }
         return try body()
     }
 }
+
+/// The per-thread count behind `StateLock.heldByCurrentThread`.
+private let heldLocksKey: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key, nil)
+    return key
+}()

@@ -1,5 +1,8 @@
 import CLua
 import CLuaShim
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A Swift class whose `@LuaObserved` properties Lua and Swift can observe.
 ///
@@ -23,7 +26,9 @@ import CLuaShim
 ///
 /// Lua observes a Swift object through its userdata: observations never keep it alive, and end
 /// when Lua collects the userdata (no Lua reference to the object is left). Lua observers run with
-/// the state's lock held; set one object's properties from one thread at a time.
+/// the state's lock held; set one object's properties from one thread at a time. A set made while
+/// the thread holds another state's lock (Lua code of another state, a shareable object set from
+/// a worker) calls this state's observers on its loop's next turn: no thread holds two states.
 public protocol LuaObservable: LuaBridged, SendableMetatype {
     var luaObservers: LuaObservers { get }
 }
@@ -46,9 +51,14 @@ public final class LuaObservers {
     private let statesLock = PlainLock()
     /// While Lua code that can yield (a task) sets a property of this object: the Lua observers of
     /// that property in that state are notified once the setter has returned, so that they may
-    /// suspend the task (`setDeferringLuaObservers`). Touched only by the thread setting the
-    /// object's properties (one at a time, as this type requires), from its setter.
-    private var deferral: Deferral?
+    /// suspend the task (`setDeferringLuaObservers`). By setting thread (a shareable object is set
+    /// from several states' threads at once), under `statesLock`.
+    private var deferrals: [UInt: Deferral] = [:]
+
+    private var deferral: Deferral? {
+        get { statesLock.withLock { deferrals[UInt(pthread_self())] } }
+        set { statesLock.withLock { deferrals[UInt(pthread_self())] = newValue } }
+    }
 
     public init() {}
 
@@ -97,32 +107,55 @@ public final class LuaObservers {
             return states.compactMap(\.state)
         }
         for state in observing {
-            // A property may be set on any thread: Lua is entered only with the state's lock.
-            state.lock.lock()
-            defer { state.lock.unlock() }
-            // Set from Lua code of this state (a coroutine's, maybe), observers run on the Lua
-            // thread running the setter on this OS thread, never on one that is not running.
-            let stack = state.activeStack
-            let base = stack.top
-            defer { stack.top = base }
-            guard stack.ensureSpace(10) else { continue }
-            // Only a userdata Lua still holds can have observations: never create one here.
-            guard stack.pushExistingUserdata(of: owner) else { continue }
-            let object = stack.top
-            guard stack.rawGet(LuaStack.registryIndex, field: ObservationEngine.registryKey) == .table else { continue }
-            if !isPrior, let deferral, deferral.key == key, deferral.state === state {
-                deferral.changes.append((old, new))
+            if state.lock.isHeldByCurrentThread || StateLock.heldByCurrentThread == 0 {
+                deliver(owner, to: state, key: key, old: old, new: new, isPrior: isPrior)
                 continue
             }
-            stack.rawGet(-1, field: "changed")
-            stack.pushCopy(of: object)
-            stack.push(key)
-            old.push(on: stack)
-            new.push(on: stack)
-            stack.push(isPrior)
-            // The engine reports task errors itself; this only fails on a bridge bug.
-            stack.callReportingErrors(arguments: 5, results: 0)
+            // Rule 11: this thread holds another state's lock, and that state's thread may be
+            // setting this object too, waiting for ours: never nest. The observers of `state` are
+            // called on its loop's next turn instead.
+            let call = HandedOver(value: (owner, key, old, new, isPrior, WeakState(state: state)))
+            // The loop exists: `register` made it (taking another state's lock to make it here
+            // would nest).
+            state.eventLoopIfMade?.perform {
+                let (owner, key, old, new, isPrior, target) = call.value
+                guard let state = target.state else { return }
+                owner.luaObservers.deliver(owner, to: state, key: key, old: old, new: new, isPrior: isPrior,
+                                           onLoop: true)
+            }
         }
+    }
+
+    /// Calls the Lua observers of `key` in `state`, taking its lock (already held by this thread,
+    /// or the only state lock it takes). `onLoop`: posted by another state's setter (the setter's
+    /// `deferral` is not this thread's to read).
+    private func deliver<Owner: LuaObservable>(_ owner: Owner, to state: LuaState, key: String, old: any LuaConvertible,
+                                               new: any LuaConvertible, isPrior: Bool, onLoop: Bool = false) {
+        // A property may be set on any thread: Lua is entered only with the state's lock.
+        state.lock.lock()
+        defer { state.lock.unlock() }
+        // Set from Lua code of this state (a coroutine's, maybe), observers run on the Lua
+        // thread running the setter on this OS thread, never on one that is not running.
+        let stack = state.activeStack
+        let base = stack.top
+        defer { stack.top = base }
+        guard stack.ensureSpace(10) else { return }
+        // Only a userdata Lua still holds can have observations: never create one here.
+        guard stack.pushExistingUserdata(of: owner) else { return }
+        let object = stack.top
+        guard stack.rawGet(LuaStack.registryIndex, field: ObservationEngine.registryKey) == .table else { return }
+        if !isPrior, !onLoop, let deferral, deferral.key == key, deferral.state === state {
+            deferral.changes.append((old, new))
+            return
+        }
+        stack.rawGet(-1, field: "changed")
+        stack.pushCopy(of: object)
+        stack.push(key)
+        old.push(on: stack)
+        new.push(on: stack)
+        stack.push(isPrior)
+        // The engine reports task errors itself; this only fails on a bridge bug.
+        stack.callReportingErrors(arguments: 5, results: 0)
     }
 
     /// `obj.key = v` from Lua, for a Swift object (the userdata at 1): runs `set` (the Swift setter),
@@ -162,6 +195,7 @@ public final class LuaObservers {
         guard let observable = stack.bridgedObject(at: index) as? any LuaObservable else { return false }
         let observers = observable.luaObservers
         let state = stack.state
+        _ = state.eventLoop  // made now, holding this state: other states' sets post to it
         observers.statesLock.withLock {
             if !observers.states.contains(where: { $0.state === state }) {
                 observers.states.append(WeakState(state: state))

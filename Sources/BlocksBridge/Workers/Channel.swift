@@ -56,28 +56,40 @@ public final class Channel: LuaShareable, @unchecked Sendable {
     /// armed, else a new one made by `waiter` (`.some(nil)` without one). A ready channel disarms
     /// `token`. The caller holds the state `stack` belongs to.
     func arm(sending: Bool, token: Int?, on stack: LuaStack, waiter: (() -> LuaWaiter)?) -> Int?? {
-        condition.lock()
-        if isReadyLocked(sending: sending) {
-            let dropped = token.flatMap { armed.removeValue(forKey: $0) }
-            condition.unlock()
-            if let dropped { release(dropped, on: stack) }
-            return .none
-        }
-        if let token, armed[token] != nil {
+        // The waiter's registry references are made before `condition` is taken: an allocation
+        // can run finalizers, which may use this channel (its lock is not recursive).
+        var made: LuaWaiter?
+        while true {
+            condition.lock()
+            if isReadyLocked(sending: sending) {
+                let dropped = token.flatMap { armed.removeValue(forKey: $0) }
+                condition.unlock()
+                if let dropped { release(dropped, on: stack) }
+                if let made { release((stack.eventLoop, made), on: stack, endsWork: false) }
+                return .none
+            }
+            if let token, armed[token] != nil {
+                condition.unlock()
+                if let made { release((stack.eventLoop, made), on: stack, endsWork: false) }
+                return token
+            }
+            guard let waiter else {
+                condition.unlock()
+                return .some(nil)
+            }
+            guard let ready = made else {
+                condition.unlock()
+                made = waiter()
+                continue  // checked again: the channel may have changed meanwhile
+            }
+            let loop = stack.eventLoop
+            let token = nextToken
+            nextToken += 1
+            armed[token] = (loop, ready)
+            loop.beginOutsideWork()
             condition.unlock()
             return token
         }
-        guard let waiter else {
-            condition.unlock()
-            return .some(nil)
-        }
-        let loop = stack.eventLoop
-        let token = nextToken
-        nextToken += 1
-        armed[token] = (loop, waiter())
-        loop.beginOutsideWork()
-        condition.unlock()
-        return token
     }
 
     /// Drops an armed waiter that was not notified (the wait ended otherwise).
@@ -86,10 +98,10 @@ public final class Channel: LuaShareable, @unchecked Sendable {
         if let dropped { release(dropped, on: stack) }
     }
 
-    private func release(_ entry: (loop: EventLoop, waiter: LuaWaiter), on stack: LuaStack) {
+    private func release(_ entry: (loop: EventLoop, waiter: LuaWaiter), on stack: LuaStack, endsWork: Bool = true) {
         entry.loop.release(reference: entry.waiter.function, on: stack)
         entry.loop.release(reference: entry.waiter.argument, on: stack)
-        entry.loop.endOutsideWork()
+        if endsWork { entry.loop.endOutsideWork() }
     }
 
     /// Waits (holding `condition` on entry and return) until `ready()` or the deadline; false on
@@ -133,6 +145,7 @@ public final class Channel: LuaShareable, @unchecked Sendable {
 
     /// Copies the value at `index` in when there is room, without waiting.
     func trySend(_ stack: LuaStack, _ index: Int32) throws(LuaRaise) -> SendAttempt {
+        defer { settle(stack) }
         condition.lock()
         defer { condition.unlock() }
         if closed { return .closed }
@@ -143,6 +156,7 @@ public final class Channel: LuaShareable, @unchecked Sendable {
 
     /// Pushes the next value when there is one, without waiting.
     func tryReceive(_ stack: LuaStack) throws(LuaRaise) -> ReceiveAttempt {
+        defer { settle(stack) }
         condition.lock()
         defer { condition.unlock() }
         if queued > 0 {
@@ -155,11 +169,19 @@ public final class Channel: LuaShareable, @unchecked Sendable {
     /// `ch:send(v)` where a thread waits: copies the value at `index` in; waits on this thread
     /// (or runs the loop) while full; an error once closed.
     func send(_ stack: LuaStack, _ index: Int32) throws(LuaRaise) {
+        defer { settle(stack) }
         condition.lock()
         defer { condition.unlock() }
         _ = try waitLocked(stack, deadline: nil) { closed || !isFull }
         if closed { throw .message("send on a closed channel") }
         try appendLocked(stack, index)
+    }
+
+    /// After a copy, once `condition` is released: the collector work the copy put off (it stopped
+    /// the collectors, Transfer.c), in the caller's state and in the buffer's.
+    private func settle(_ stack: LuaStack) {
+        bk_gc_settle(stack.L)
+        buffer.lock.withLock { bk_gc_settle(buffer.L) }
     }
 
     private func appendLocked(_ stack: LuaStack, _ index: Int32) throws(LuaRaise) {
@@ -182,6 +204,7 @@ public final class Channel: LuaShareable, @unchecked Sendable {
     /// / "closed".
     func receive(_ stack: LuaStack, timeout: Double?) throws(LuaRaise) -> Int32 {
         let deadline = timeout.map { MonotonicClock.now() &+ MonotonicClock.nanoseconds($0) }
+        defer { settle(stack) }
         condition.lock()
         defer { condition.unlock() }
         let ready = try waitLocked(stack, deadline: deadline) { closed || queued > 0 }

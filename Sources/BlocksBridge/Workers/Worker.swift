@@ -19,6 +19,8 @@ public final class Worker: LuaBridged, @unchecked Sendable {
     /// its loop when the worker finishes, and a wait that ends otherwise removes its own in O(1).
     private var luaWaiters: [Int: (loop: EventLoop, waiter: LuaWaiter)] = [:]
     private var nextRegistration = 1
+    /// A call is copying the results out (`cacheResults`): `state` is its own meanwhile.
+    private var copyingResults = false
     /// The parent's loop: a running worker keeps it alive, and its end wakes it.
     let parentLoop: EventLoop
 
@@ -144,6 +146,7 @@ public final class Worker: LuaBridged, @unchecked Sendable {
         if lua_getiuservalue(stack.L, handle, 1) != LUA_TTABLE {
             stack.pop()
             try cacheResults(stack, handle: handle)
+            bk_gc_settle(stack.L)  // the collector work the copy put off; finalizers find the cache
             _ = lua_getiuservalue(stack.L, handle, 1)
         }
         let cache = stack.top
@@ -164,7 +167,22 @@ public final class Worker: LuaBridged, @unchecked Sendable {
     }
 
     private func cacheResults(_ stack: LuaStack, handle: Int32) throws(LuaRaise) {
-        let (state, succeeded, cancelled) = condition.withLock { (self.state, self.succeeded, self.cancelled) }
+        // Taken out under the lock, so exactly one call copies. The caller's collector is stopped
+        // until the cache is in place: its finalizers (which may call w:result()) run afterwards and
+        // find the cache. A call re-entered anyway (from a hook) gets an error, not a half copy.
+        let taken: (state: LuaState?, succeeded: Bool, cancelled: Bool)? = condition.withLock {
+            if copyingResults { return nil }
+            copyingResults = true
+            defer { self.state = nil }
+            return (self.state, self.succeeded, self.cancelled)
+        }
+        guard let taken else {
+            throw .message("the worker's results are being copied (w:result() called again meanwhile)")
+        }
+        defer { condition.withLock { copyingResults = false } }
+        let paused = bk_gc_pause(stack.L)
+        defer { bk_gc_resume(stack.L, paused) }
+        let (succeeded, cancelled) = (taken.succeeded, taken.cancelled)
         stack.pushNewTable()
         let cache = stack.top
         var count: Int32 = 0
@@ -173,7 +191,7 @@ public final class Worker: LuaBridged, @unchecked Sendable {
             stack.pushCancelled()
             stack.rawSet(cache, 1)
             count = 1
-        } else if let state {
+        } else if let state = taken.state {
             state.lock.withLock {
                 let source = state.stack
                 count = succeeded ? source.top : 1
@@ -195,8 +213,8 @@ public final class Worker: LuaBridged, @unchecked Sendable {
             stack.rawSet(cache, field: "failed")
         }
         lua_setiuservalue(stack.L, handle, 1)
-        // The results live in the parent now: the worker's state can go.
-        condition.withLock { self.state = nil }
+        // The results live in the parent now: the worker's state goes when `taken` does (closed
+        // here, outside `condition`: its finalizers run).
     }
 
     public static let luaClass = LuaClass(

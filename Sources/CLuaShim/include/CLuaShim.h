@@ -46,6 +46,8 @@ typedef struct bk_runtime {
     int safe_libraries;           // opened with bk_opensafelibs (its workers get the same set)
     int known_values_changed;     // bk's functions were replaced (the tasks engine loaded): the
                                   // transfer's well-known values are looked up again (Transfer.c)
+    int gc_owed_kb;               // allocated while a copy stopped the collector (Transfer.c):
+                                  // the step bk_gc_settle takes once the caller's locks are free
     // Allocation (Boundary.c).
     lua_Alloc base_alloc;         // an adopted state's own allocator (bk.so), or NULL: realloc/free
     void *base_ud;
@@ -213,7 +215,8 @@ const char *bk_pushtypeerror(lua_State *L, int arg, const char *expected, const 
 
 /// Copies `count` values from `first` of `from` onto `to` (workers, channels; the caller holds
 /// both states): plain values, tables (cycles and shared references kept, metatables dropped),
-/// Lua functions (bytecode and their upvalues, shared upvalues kept shared), shareable bridged
+/// Lua functions (bytecode and their upvalues, shared upvalues kept shared; an `_ENV` that is the
+/// source's globals becomes the target's globals, any other is copied as a table), shareable bridged
 /// objects, and the well-known values (bk, the standard library tables and C functions), which
 /// become the target's own. Returns a Lua status: LUA_OK with the copies pushed on `to`, else one
 /// error value on `to` naming what could not cross ("upvalue 'acc' of the block is a coroutine").
@@ -232,6 +235,16 @@ int bk_transfer_check(lua_State *L, int idx, const char *what, int strict);
 /// its position in `target` when given, else in `table`.
 int bk_transfer_copy_range(lua_State *from, int table, lua_Integer first, lua_Integer count,
                            lua_State *to, int target, lua_Integer offset, const char *what);
+
+/// Stops L's collector while code that must not run finalizers allocates (a copy holding locks,
+/// a worker's results being cached); returns whether it stopped it (0: stopped already, or inside
+/// a finalizer), to pass to bk_gc_resume. The copies above do this themselves.
+int bk_gc_pause(lua_State *L);
+void bk_gc_resume(lua_State *L, int paused);
+/// The collector work a pause put off (the kilobytes allocated meanwhile), done now in a protected
+/// call (finalizers run): call it holding the state and no other lock. Without it a state that
+/// allocates only in copies (a channel's buffer, a loop that only receives) would never collect.
+void bk_gc_settle(lua_State *L);
 
 /// Implemented in Swift: 1 when the value at `idx` is a bridged object whose class is shareable.
 extern int bk_transfer_is_shareable(lua_State *L, int idx);
