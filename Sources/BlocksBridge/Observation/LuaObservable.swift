@@ -28,7 +28,8 @@ import Glibc
 /// when Lua collects the userdata (no Lua reference to the object is left). Lua observers run with
 /// the state's lock held; set one object's properties from one thread at a time. A set made while
 /// the thread holds another state's lock (Lua code of another state, a shareable object set from
-/// a worker) calls this state's observers on its loop's next turn: no thread holds two states.
+/// a worker) calls this state's observers at once if its lock is free, else on its loop's next
+/// turn: no thread waits for a state while holding another.
 public protocol LuaObservable: LuaBridged, SendableMetatype {
     var luaObservers: LuaObservers { get }
 }
@@ -112,8 +113,13 @@ public final class LuaObservers {
                 continue
             }
             // Rule 11: this thread holds another state's lock, and that state's thread may be
-            // setting this object too, waiting for ours: never nest. The observers of `state` are
-            // called on its loop's next turn instead.
+            // setting this object too, waiting for ours: never wait for it. Free, it is taken
+            // without waiting; else the observers of `state` run on its loop's next turn.
+            if state.lock.tryLock() {
+                deliver(owner, to: state, key: key, old: old, new: new, isPrior: isPrior)
+                state.lock.unlock()
+                continue
+            }
             let call = HandedOver(value: (owner, key, old, new, isPrior, WeakState(state: state)))
             // The loop exists: `register` made it (taking another state's lock to make it here
             // would nest).
