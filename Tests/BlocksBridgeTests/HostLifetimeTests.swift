@@ -24,6 +24,14 @@ import Synchronization
             while !finished.load(ordering: .acquiring), Date() < end { Thread.sleep(forTimeInterval: 0.001) }
             return finished.load(ordering: .acquiring)
         }
+
+        /// `wait(seconds:)` for async tests: suspends between checks instead of blocking one of the
+        /// few cooperative threads (other suites' async drivers need them meanwhile).
+        func finish(within seconds: Double) async -> Bool {
+            let end = Date().addingTimeInterval(seconds)
+            while !finished.load(ordering: .acquiring), Date() < end { try? await Task.sleep(nanoseconds: 1_000_000) }
+            return finished.load(ordering: .acquiring)
+        }
     }
 
     /// Holds the only host reference to a state, so that a test can drop it from a chosen place.
@@ -69,11 +77,11 @@ import Synchronization
         let asyncCaller = Task.detached {
             for _ in 0 ..< 20 where bump.state != nil { _ = try? await bump.callAsync(1, as: Int.self) }
         }
-        usleep(UInt32(1000 + (iteration % 7) * 700))
+        try await Task.sleep(nanoseconds: UInt64(1000 + (iteration % 7) * 700) * 1000)
         state = nil
-        for caller in callers { #expect(caller.wait(seconds: 20), "a caller hung (iteration \(iteration))") }
+        for caller in callers { #expect(await caller.finish(within: 20), "a caller hung (iteration \(iteration))") }
         await asyncCaller.value
-        #expect(driver.wait(seconds: 20), "the loop ran on after its state closed (iteration \(iteration))")
+        #expect(await driver.finish(within: 20), "the loop ran on after its state closed (iteration \(iteration))")
         #expect(bump.state == nil)
         #expect(bump.callOnLoop(1) == nil)
     }
