@@ -272,10 +272,18 @@ static void bk_transfer_function(bk_transfer *t, int src) {
         const char *name = lua_getupvalue(from, src, i);
         if (name == NULL) break;
         int value = lua_gettop(from);
-        int isglobals = 0;
+        int isglobals = 0, inherits = 0;
         if (strcmp(name, "_ENV") == 0) {
             lua_rawgeti(from, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
             isglobals = lua_rawequal(from, -1, -2);
+            // An environment that falls back on the globals (setmetatable(env, {__index = _G})):
+            // its own fields are copied, and the copy falls back on the target's globals.
+            if (!isglobals && lua_type(from, value) == LUA_TTABLE && lua_getmetatable(from, value)) {
+                lua_pushliteral(from, "__index");
+                lua_rawget(from, -2);
+                inherits = lua_rawequal(from, -1, -3);
+                lua_pop(from, 2);
+            }
             lua_pop(from, 1);
         }
         if (isglobals) {
@@ -312,6 +320,12 @@ static void bk_transfer_function(bk_transfer *t, int src) {
             lua_rawset(to, t->joins);
         }
         bk_transfer_walk(t, value);
+        if (inherits && to != NULL) {
+            lua_createtable(to, 0, 1);
+            lua_rawgeti(to, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+            lua_setfield(to, -2, "__index");
+            lua_setmetatable(to, -2);
+        }
         if (to != NULL && lua_setupvalue(to, target, i) == NULL) lua_pop(to, 1);
         t->depth--;
         lua_pop(from, 1);

@@ -56,6 +56,7 @@ both("a function with a restricted _ENV keeps it (copied) in a worker; the calle
     ok(out:find("plain\tnil\ttrue\ttrue\n", 1, true), out)
     ok(out:find("channel\tvia channel\ttrue\n", 1, true), out)
     ok(out:find("parallelMap\t10\t20\t30\n", 1, true), out)
+    ok(out:find("inheriting\tmine\ttrue\tfunction\ttrue\n", 1, true), out)
   end)
 
 both("GC storm: finalizers calling channels and workers during transfers, sends, receives and results",

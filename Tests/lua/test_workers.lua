@@ -410,7 +410,10 @@ test("the pool is warm: a pool state keeps its globals between calls (the caller
   local first = bk.parallelMap(list(40), count)
   local second = bk.parallelMap(list(40), count)
   bk.setWorkerCount(before)
-  eq(rawget(_G, "workersCalls"), nil)
+  -- Only the elements that ran in the caller counted here (the pool state's globals are its own).
+  local mine = rawget(_G, "workersCalls") or 0
+  workersCalls = nil
+  ok(mine < 80, "the caller counted " .. mine .. " of 80 calls")
   -- Element 1 (at least) runs in the caller on each call; the pool state's count goes on.
   ok(second[40] > first[40], "second call continued from " .. first[40] .. ", got " .. second[40])
 end)

@@ -15,4 +15,9 @@ print("channel", g())
 -- own runs in the caller: its state would be lost in a copy).
 local m = bk.parallelMap({1, 2, 3}, load("local x = ... return x * k", "=m", "t", {k = 10}))
 print("parallelMap", m[1], m[2], m[3])
+-- An environment that falls back on the globals (a module's setmetatable(env, {__index = _G})):
+-- its own fields cross, and it falls back on the worker's globals.
+local inheriting = setmetatable({own = "mine"}, {__index = _G})
+local h = load("return own, bk.isWorker(), type(string.format), rawget(_ENV, 'print') == nil", "=h", "t", inheriting)
+print("inheriting", bk.worker(h):result())
 print("done")
