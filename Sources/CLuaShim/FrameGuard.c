@@ -3,9 +3,9 @@
 // which a raw table operation on a slot that held a table is a crash. bk_pcall_guarded records
 // each slot below the function (type and address) before the call and compares after: when one
 // differs, the results (or the error) are dropped and a clear error takes their place, so the
-// caller never uses a rewritten slot raw. A table replaced by another table is caught too (its
-// address differs: the original is still anchored by whoever owns it... or, if nobody does, the
-// new one is still a table, which is all the raw operations need).
+// caller never uses a rewritten slot raw. A table replaced by another table is caught too, by its
+// address; should an unanchored original have been freed and its address reused by the new table,
+// the slot still holds a table, which is all the raw operations need.
 #include "CLuaShim.h"
 #include <stdlib.h>
 
