@@ -11,6 +11,8 @@ enum ExportDiagnostic {
     case inoutParameter(member: String, parameter: String)
     case variadicParameter(member: String, parameter: String)
     case functionParameter(member: String, parameter: String)
+    case closureParameter(member: String, parameter: String)
+    case pointerType(member: String, type: String)
     case opaqueType(member: String)
     case subscriptMember
     case tupleProperty
@@ -38,6 +40,10 @@ enum ExportDiagnostic {
             return "'\(member)': variadic parameter '\(parameter)' is not supported; take an array instead, or mark it @LuaIgnore"
         case .functionParameter(let member, let parameter):
             return "'\(member)': parameter '\(parameter)' has a Swift function type; take a LuaRef (call it with .call) instead, or mark it @LuaIgnore"
+        case .closureParameter(let member, let parameter):
+            return "'\(member)': parameter '\(parameter)' is a LuaClosure, which only goes from Swift to Lua; take a LuaRef to receive a Lua function (call it with .call), or mark it @LuaIgnore"
+        case .pointerType(let member, let type):
+            return "'\(member)' uses '\(type)': a pointer cannot cross to Lua; wrap what it points to in a LuaConvertible type (or an exported class), or mark it @LuaIgnore"
         case .opaqueType(let member):
             return "'\(member)' uses an opaque ('some') or existential ('any') type; Lua needs a concrete LuaConvertible type, or mark it @LuaIgnore"
         case .subscriptMember:
@@ -67,6 +73,8 @@ enum ExportDiagnostic {
         case .inoutParameter: "inoutParameter"
         case .variadicParameter: "variadicParameter"
         case .functionParameter: "functionParameter"
+        case .closureParameter: "closureParameter"
+        case .pointerType: "pointerType"
         case .opaqueType: "opaqueType"
         case .subscriptMember: "subscriptMember"
         case .tupleProperty: "tupleProperty"

@@ -29,6 +29,18 @@ struct ExportedProperty {
     let readOnly: Bool
     let observed: Bool
     let node: Syntax
+    /// Where the compiler's errors about the member's entry go: the property's name.
+    var locationNode: Syntax { node.as(PatternBindingSyntax.self).map { Syntax($0.pattern) } ?? node }
+}
+
+extension ExportedFunction {
+    /// Where the compiler's errors about the member's entry go: the member's name (`func poke`),
+    /// not its attributes' line.
+    var locationNode: Syntax {
+        if let function = node.as(FunctionDeclSyntax.self) { return Syntax(function.name) }
+        if let initializer = node.as(InitializerDeclSyntax.self) { return Syntax(initializer.initKeyword) }
+        return node
+    }
 }
 
 /// What a class declares for Lua, sorted by where it goes (instances, class table, metamethods).
@@ -55,6 +67,10 @@ extension ExportedMembers {
     /// Reads the members of `declaration`, reporting each one that cannot be exported.
     init(of declaration: some DeclGroupSyntax, inheritedNames: Set<String>, in context: some MacroExpansionContext) {
         let isCollection = !inheritedNames.isDisjoint(with: collectionProtocols)
+        // Protocol plumbing Lua reaches through metamethods (`#`, `obj[i]`, `tostring`), so
+        // neither a field nor an annotation: a Collection's indices, a description.
+        var plumbing: Set<String> = isCollection ? ["startIndex", "endIndex"] : []
+        if inheritedNames.contains("CustomStringConvertible") { plumbing.insert("description") }
         for item in declaration.memberBlock.members {
             let decl = item.decl
             if decl.is(IfConfigDeclSyntax.self) {
@@ -80,7 +96,7 @@ extension ExportedMembers {
                 if function.name.tokenKind.isOperatorLike { continue }
                 if protocolWitnessMethods.contains(displayName(name, function.signature)) && !isStatic { continue }
                 guard let exported = Self.function(
-                    name: name, luaName: luaName ?? name, signature: function.signature,
+                    name: name, luaName: luaName ?? name.withoutBackticks, signature: function.signature,
                     generic: function.genericParameterClause != nil, node: Syntax(function), context) else { continue }
                 if isStatic { staticFunctions.append(exported) }
                 else if name == "callAsFunction" && luaName == nil { callAsFunction.append(exported) }
@@ -105,12 +121,17 @@ extension ExportedMembers {
                         continue
                     }
                     let name = identifier.identifier.text
+                    if plumbing.contains(name) && !isStatic && luaName == nil { continue }
                     if binding.hasEffectfulGetter {
                         context.diagnose(ExportDiagnostic.effectfulProperty(name).at(binding))
                         continue
                     }
+                    if let pointer = binding.typeAnnotation?.type.pointerTypeName {
+                        context.diagnose(ExportDiagnostic.pointerType(member: name, type: pointer).at(binding))
+                        continue
+                    }
                     let property = ExportedProperty(
-                        swiftName: name, luaName: luaName ?? observedKey ?? name,
+                        swiftName: name, luaName: luaName ?? observedKey ?? name.withoutBackticks,
                         readOnly: isLet || forcedReadOnly || binding.isGetOnly,
                         observed: observedKey != nil && !isStatic, node: Syntax(binding))
                     if isStatic { staticProperties.append(property) } else { properties.append(property) }
@@ -132,7 +153,7 @@ extension ExportedMembers {
         }
         var parameters: [ExportedParameter] = []
         for parameter in signature.parameterClause.parameters {
-            let internalName = (parameter.secondName ?? parameter.firstName).text
+            let internalName = (parameter.secondName ?? parameter.firstName).text.withoutBackticks
             let type = parameter.type
             if parameter.ellipsis != nil {
                 context.diagnose(ExportDiagnostic.variadicParameter(member: displayName, parameter: internalName).at(parameter))
@@ -147,6 +168,12 @@ extension ExportedMembers {
             } else if type.containsOpaqueType {
                 context.diagnose(ExportDiagnostic.opaqueType(member: displayName).at(parameter))
                 valid = false
+            } else if type.names("LuaClosure") {
+                context.diagnose(ExportDiagnostic.closureParameter(member: displayName, parameter: internalName).at(parameter))
+                valid = false
+            } else if let pointer = type.pointerTypeName {
+                context.diagnose(ExportDiagnostic.pointerType(member: displayName, type: pointer).at(parameter))
+                valid = false
             }
             let label = parameter.firstName.tokenKind == .wildcard ? nil : parameter.firstName.text
             let luaParameter = internalName == "_" ? "arg\(parameters.count + 1)" : internalName
@@ -156,6 +183,9 @@ extension ExportedMembers {
         let result = signature.returnClause?.type
         if let result, result.containsOpaqueType || result.containsFunctionType {
             context.diagnose(ExportDiagnostic.opaqueType(member: displayName).at(result))
+            valid = false
+        } else if let result, let pointer = result.pointerTypeName {
+            context.diagnose(ExportDiagnostic.pointerType(member: displayName, type: pointer).at(result))
             valid = false
         }
         guard valid else { return nil }
@@ -274,7 +304,34 @@ extension TokenKind {
     }
 }
 
+extension String {
+    /// `` `end` `` as Lua names it: `end`.
+    var withoutBackticks: String { filter { $0 != "`" } }
+}
+
+/// Swift's pointer types: never LuaConvertible, known by name, so refused at the member.
+private let pointerTypes: Set = ["UnsafePointer", "UnsafeMutablePointer", "UnsafeRawPointer",
+                                 "UnsafeMutableRawPointer", "UnsafeBufferPointer", "UnsafeMutableBufferPointer",
+                                 "UnsafeRawBufferPointer", "UnsafeMutableRawBufferPointer", "OpaquePointer",
+                                 "AutoreleasingUnsafeMutablePointer", "Unmanaged"]
+
 extension TypeSyntax {
+    /// True if the type names `identifier` anywhere (`LuaClosure`, `[LuaClosure]?`).
+    func names(_ identifier: String) -> Bool {
+        Syntax(self).containsNode { $0.as(IdentifierTypeSyntax.self)?.name.text == identifier }
+    }
+
+    /// The first pointer type the type names (`UnsafeRawPointer`, `[UnsafePointer<Int>]`), if any.
+    var pointerTypeName: String? {
+        var found: String?
+        _ = Syntax(self).containsNode { node in
+            guard let name = node.as(IdentifierTypeSyntax.self)?.name.text, pointerTypes.contains(name) else { return false }
+            found = name
+            return true
+        }
+        return found
+    }
+
     var containsFunctionType: Bool { Syntax(self).containsNode { $0.is(FunctionTypeSyntax.self) } }
     var containsOpaqueType: Bool {
         Syntax(self).containsNode { node in

@@ -45,22 +45,43 @@ public struct LuaExportMacro: MemberMacro {
         let override = isSubclass ? "override " : ""
         let storage = "luaExported_" + name
 
-        var instanceMembers = members.methods.map { method(name, $0, factory: "method") }
-        instanceMembers += members.properties.map { property(name, $0) }
-        instanceMembers += members.callAsFunction.map { ".metamethod(" + method(name, $0, factory: "method", luaName: "__call") + ")" }
+        // Each member's entry is its own declaration, placed (`#sourceLocation`) on the member's
+        // line: when its types do not convert (a parameter that is not LuaConvertible), the
+        // compiler's error lands on the member the developer wrote, not inside the expansion.
+        // The entries overload `luaExportedType` (a name the macro declares; `arbitrary` names
+        // would break the class's operator conformances) with one label per member.
+        var entries: [DeclSyntax] = []
+        func declare(_ items: [(text: String, node: Syntax, swiftName: String)], type: String, kind: String) -> [String] {
+            items.enumerated().map { index, item in
+                let label = "\(name)_\(kind)\(index)_\(item.swiftName.filter { $0.isLetter || $0.isNumber || $0 == "_" })"
+                let location = context.location(of: item.node, at: .afterLeadingTrivia, filePathMode: .filePath)
+                if let location { entries.append("#sourceLocation(file: \(location.file), line: \(location.line))") }
+                entries.append("private static func luaExportedType(\(raw: label): Void) -> \(raw: type) { \(raw: item.text) }")
+                if location != nil { entries.append("#sourceLocation()") }
+                return "luaExportedType(\(label): ())"
+            }
+        }
+
+        var instanceMembers = members.methods.map { (method(name, $0, factory: "method"), $0.locationNode, $0.swiftName) }
+        instanceMembers += members.properties.map { (property(name, $0), $0.locationNode, $0.swiftName) }
+        instanceMembers += members.callAsFunction.map {
+            (".metamethod(" + method(name, $0, factory: "method", luaName: "__call") + ")", $0.locationNode, $0.swiftName)
+        }
 
         var constructors = members.constructors
         if !members.declaresInitializer && !isSubclass {
             constructors = [ExportedFunction(swiftName: "init", luaName: "new", parameters: [], result: "",
                                              throwing: false, node: Syntax(classDecl.name))]
         }
-        var staticMembers = constructors.prefix(1).map { constructor(name, $0, named: false) }
+        var staticMembers = constructors.prefix(1).map { (constructor(name, $0, named: false), $0.locationNode, "init") }
         for extra in constructors.dropFirst() {
             context.diagnose(ExportDiagnostic.severalConstructors(extra.displayName).at(extra.node))
         }
-        staticMembers += members.namedConstructors.map { constructor(name, $0, named: true) }
-        staticMembers += members.staticFunctions.map { staticFunction(name, $0) }
-        staticMembers += members.staticProperties.map { staticProperty(name, $0) }
+        staticMembers += members.namedConstructors.map { (constructor(name, $0, named: true), $0.locationNode, $0.luaName) }
+        staticMembers += members.staticFunctions.map { (staticFunction(name, $0), $0.locationNode, $0.swiftName) }
+        staticMembers += members.staticProperties.map { (staticProperty(name, $0), $0.locationNode, $0.swiftName) }
+        let instanceNames = declare(instanceMembers, type: "LuaMember", kind: "member")
+        let staticNames = declare(staticMembers, type: "LuaClassMember", kind: "classMember")
 
         var result: [DeclSyntax] = [
             """
@@ -68,10 +89,13 @@ public struct LuaExportMacro: MemberMacro {
                 \(raw: name).self,
                 name: "\(raw: name)",
                 superclass: \(raw: superclass.map { "\($0).luaExportedType" } ?? "nil"),
-                members: [\(raw: list(instanceMembers))],
-                classMembers: [\(raw: list(staticMembers))]
+                members: [\(raw: list(instanceNames))],
+                classMembers: [\(raw: list(staticNames))]
             )
             """,
+        ]
+        result += entries
+        result += [
             "\(raw: access)\(raw: override)class var luaClass: LuaClass { \(raw: storage).luaClass }",
             "\(raw: access)\(raw: override)class var luaExportedType: LuaExportedType { \(raw: storage) }",
         ]

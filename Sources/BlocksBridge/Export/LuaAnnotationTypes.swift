@@ -1,3 +1,5 @@
+import Synchronization
+
 /// LuaLS type names for Swift types: `integer`, `number?`, `string[]`, `table<string, integer>`,
 /// class names.
 public enum LuaAnnotationTypes {
@@ -9,11 +11,12 @@ public enum LuaAnnotationTypes {
 
     public static func name<T: LuaConvertible>(_ type: T.Type) -> String {
         if let annotated = type as? any LuaAnnotatedType.Type { return annotated.luaAnnotationType }
-        if let enumeration = type as? any (LuaEnum & CaseIterable).Type { return caseUnion(enumeration) }
+        if let enumeration = type as? any (LuaEnum & CaseIterable).Type { return enumName(enumeration) }
         if let enumeration = type as? any LuaEnum.Type { return rawName(enumeration) }
         if type == Int.self || type == Int64.self { return "integer" }
         // Not `luaClass.name`: a class's own members are annotated while its Lua class is built.
         if type is any LuaBridged.Type { return String(describing: type) }
+        if let codable = type as? any LuaCodable.Type { return decodableName(codable) }
         switch type.luaTypeName {
         case "value": return "any"
         default: return type.luaTypeName
@@ -28,12 +31,67 @@ public enum LuaAnnotationTypes {
         return name.contains("|") ? "(\(name))" : name
     }
 
+    /// The enum's name: `---@enum` when the host registered it under that name, else an alias
+    /// of the raw values it accepts (`---@alias Mode "eco"|"comfort"`), written by `annotations()`.
+    private static func enumName<E: LuaEnum & CaseIterable>(_ type: E.Type) -> String {
+        let name = String(describing: type)
+        declare(name, .enumeration(caseUnion(type)))
+        return name
+    }
+
     /// `"eco"|"comfort"`: the raw values a CaseIterable enum accepts.
-    private static func caseUnion<E: LuaEnum & CaseIterable>(_ type: E.Type) -> String {
+    static func caseUnion<E: LuaEnum & CaseIterable>(_ type: E.Type) -> String {
         type.allCases.map { value in
             if let string = value.rawValue as? String { return "\"\(string)\"" }
             return "\(value.rawValue)"
         }.joined(separator: "|")
+    }
+
+    /// A Codable type with fields is a `---@class` of them (`LuaCodableSchema`); a single value is
+    /// its value's type; one whose fields cannot be found is a `table`.
+    static func decodableName(_ type: any Decodable.Type) -> String {
+        let name = String(describing: type)
+        if let known = declarations.withLock({ $0[name] }) {
+            if case .single(let single)? = known { return single }
+            return name  // declared, or being declared (a recursive type)
+        }
+        declarations.withLock { $0[name] = .some(nil) }
+        switch LuaCodableSchema.shape(of: type) {
+        case .fields(let fields)?:
+            let described = fields.map { field in
+                (field.name, decodedName(field.type) + (field.optional ? "?" : ""))
+            }
+            declare(name, .fields(described))
+            return name
+        case .single(let single)?:
+            let singleName = decodedName(single)
+            declare(name, .single(singleName))
+            return singleName
+        case nil:
+            declarations.withLock { $0[name] = nil }
+            return "table"
+        }
+    }
+
+    /// A field's type: its annotation name when it converts, else its own schema.
+    private static func decodedName(_ type: any Decodable.Type) -> String {
+        if let convertible = type as? any LuaConvertible.Type { return convertibleName(convertible) }
+        return decodableName(type)
+    }
+
+    private static func convertibleName<T: LuaConvertible>(_ type: T.Type) -> String { name(type) }
+
+    /// What `annotations()` writes for a type named in annotations, by name (process-wide: the
+    /// names come from member annotations built once per class). `.some(nil)`: being described.
+    enum Declaration: Sendable {
+        case enumeration(String)
+        case fields([(name: String, type: String)])
+        case single(String)
+    }
+    static let declarations = Mutex<[String: Declaration?]>([:])
+
+    private static func declare(_ name: String, _ declaration: Declaration) {
+        declarations.withLock { $0[name] = .some(declaration) }
     }
 }
 

@@ -51,7 +51,9 @@ public final class LuaExportedType: Sendable {
             let ownMetamethods = Set(metamethods.map(\.name))
             metamethods = inherited.metamethods.filter { !ownMetamethods.contains($0.name) } + metamethods
         }
+        // Keyed by the type's identity, not its name: two modules may each export an `Item`.
         luaClass = LuaClass(name: name, methods: methods, properties: properties, metamethods: metamethods,
-                            element: derived.element ?? superclass?.luaClass.element)
+                            element: derived.element ?? superclass?.luaClass.element, methodsFirst: false,
+                            qualifiedName: String(reflecting: type))
     }
 }

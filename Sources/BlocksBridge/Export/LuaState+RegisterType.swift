@@ -24,7 +24,7 @@ extension LuaState {
                 stack.rawSet(-2, field: caseName)
             }
         }
-        exportedTypes.enums.append((global, cases.map { ($0.0, LuaEnumCase(raw: $0.1)) }))
+        exportedTypes.enums.append((global, String(describing: T.self), cases.map { ($0.0, LuaEnumCase(raw: $0.1)) }))
     }
 
     var exportedTypes: ExportedTypes { extensionObject(ExportedTypes.self) { ExportedTypes() } }
@@ -33,7 +33,7 @@ extension LuaState {
 /// What a state's host registered, for `annotations()`.
 final class ExportedTypes {
     var classes: [(global: String, type: LuaExportedType)] = []
-    var enums: [(global: String, cases: [(name: String, raw: LuaEnumCase)])] = []
+    var enums: [(global: String, swiftName: String, cases: [(name: String, raw: LuaEnumCase)])] = []
 }
 
 /// An enum case's raw value as annotations write it.

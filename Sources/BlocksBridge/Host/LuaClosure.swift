@@ -37,6 +37,15 @@ public struct LuaClosure: LuaConvertible, Sendable {
 
     public func push(on stack: LuaStack) { stack.push(function: name, body) }
     /// Lua functions do not become Swift closures (hold them as `LuaRef` and `call` them).
+    /// `@LuaExport` refuses a `LuaClosure` parameter at compile time for that reason.
     public static func read(from stack: LuaStack, at index: Int32) -> LuaClosure? { nil }
     public static var luaTypeName: String { "function" }
+    /// A hand-written function taking a `LuaClosure` says why no function is accepted (rather than
+    /// `function expected, got function`).
+    public static func check(_ stack: LuaStack, at index: Int32) throws(LuaRaise) -> LuaClosure {
+        if stack.type(at: index) == .function {
+            throw .argument(index, "a Lua function cannot become a LuaClosure (the Swift side takes a LuaRef)")
+        }
+        throw .type(index, expected: luaTypeName)
+    }
 }

@@ -114,6 +114,12 @@ extension LuaConvertible where Self: LuaBridged {
     public func push(on stack: LuaStack) { stack.push(object: self) }
     public static func read(from stack: LuaStack, at index: Int32) -> Self? { stack.toObject(Self.self, at: index) }
     public static var luaTypeName: String { luaClass.name }
+    /// The object, or the standard argument error naming the class as this state's messages do
+    /// (module-qualified when two exported classes share its name).
+    public static func check(_ stack: LuaStack, at index: Int32) throws(LuaRaise) -> Self {
+        if let object = stack.toObject(Self.self, at: index) { return object }
+        throw .type(index, expected: stack.className(of: luaClass))
+    }
 }
 
 extension LuaStack {

@@ -15,6 +15,12 @@ public final class LuaClass: Sendable {
     /// Methods are looked up in Lua before the Swift `__index` runs (see `MethodLookup.swift`):
     /// for classes with properties whose methods scripts call in hot loops.
     let methodsFirst: Bool
+    /// The type's module-qualified name (`String(reflecting:)`) for exported classes, which is
+    /// what tells two classes of one Swift name apart; nil for hand-written classes.
+    let qualifiedName: String?
+    /// Where the metatable is cached in the registry: the type's identity for exported classes
+    /// (two modules may each export an `Item`), the name for hand-written ones (`bk.Timer`).
+    let registryKey: String
 
     public convenience init(name: String, methods: [BKFunction] = [], properties: [LuaProperty] = [],
                             metamethods: [BKFunction] = [],
@@ -26,8 +32,10 @@ public final class LuaClass: Sendable {
     init(name: String, methods: [BKFunction] = [], properties: [LuaProperty] = [],
          metamethods: [BKFunction] = [],
          element: (@Sendable (AnyObject, LuaStack, Int64) throws(LuaRaise) -> Bool)? = nil,
-         methodsFirst: Bool) {
+         methodsFirst: Bool, qualifiedName: String? = nil) {
         self.name = name
+        self.qualifiedName = qualifiedName
+        registryKey = qualifiedName.map { "bk.class " + $0 } ?? name
         self.methods = methods
         self.properties = Dictionary(properties.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
         self.metamethods = metamethods
@@ -138,7 +146,7 @@ extension LuaStack {
     /// The object at `index` if it is a userdata of `T`'s class, or of a subclass of `T`.
     public func toObject<T: LuaBridged>(_ type: T.Type, at index: Int32) -> T? {
         guard let block = bridgedBlock(at: index), pushMetatable(of: index) else { return nil }
-        rawGet(LuaStack.registryIndex, field: T.luaClass.name)  // no C string copy (the registry has no metatable)
+        rawGet(LuaStack.registryIndex, field: T.luaClass.registryKey)  // no C string copy (the registry has no metatable)
         let matches = rawEqual(-1, -2)
         pop(2)
         guard matches else { return bridgedObject(at: index) as? T }  // a subclass's userdata
@@ -147,7 +155,7 @@ extension LuaStack {
 
     /// The object at `index`, or a type error naming its class.
     public func checkObject<T: LuaBridged>(_ type: T.Type, at index: Int32) throws(LuaRaise) -> T {
-        guard let object = toObject(type, at: index) else { throw .type(index, expected: T.luaClass.name) }
+        guard let object = toObject(type, at: index) else { throw .type(index, expected: className(of: T.luaClass)) }
         return object
     }
 
@@ -168,12 +176,13 @@ extension LuaStack {
 
     /// Pushes the metatable of `cls`, creating it on first use.
     public func pushMetatable(for cls: LuaClass) {
-        if rawGet(LuaStack.registryIndex, field: cls.name) == .table { return }
+        if rawGet(LuaStack.registryIndex, field: cls.registryKey) == .table { return }
         pop()
         pushNewTable()
         let meta = top
         push(cls.name)
         rawSet(meta, field: "__name")
+        if let qualifiedName = cls.qualifiedName { claimClassName(cls.name, qualifiedName, meta: meta) }
         push(false)
         rawSet(meta, field: "__metatable")
 
@@ -213,7 +222,58 @@ extension LuaStack {
             rawSet(meta, field: metamethod.name)
         }
         pushCopy(of: meta)
-        rawSet(LuaStack.registryIndex, field: cls.name)
+        rawSet(LuaStack.registryIndex, field: cls.registryKey)
+    }
+
+    static let classNamesKey = "bk.classnames"
+
+    /// Messages name a class by its `__name`: the Swift name while one class of that name has a
+    /// metatable in this state, the module-qualified name for each of them once two do
+    /// (`Core.Item expected, got Meta.Item`). `registry["bk.classnames"][name]` holds the first
+    /// class's qualified name, then `true` once the name is shared.
+    private func claimClassName(_ name: String, _ qualifiedName: String, meta: Int32) {
+        guard ensureSpace(3) else { return }
+        _ = pushRegistryTable(Self.classNamesKey)
+        let names = top
+        defer { pop() }
+        switch rawGet(names, field: name) {
+        case .nil:
+            pop()
+            push(qualifiedName)
+            rawSet(names, field: name)
+            return
+        case .string:
+            let first = stringValue(-1) ?? ""
+            pop()
+            if rawGet(LuaStack.registryIndex, field: "bk.class " + first) == .table {
+                push(first)
+                rawSet(-2, field: "__name")
+            }
+            pop()
+            push(true)
+            rawSet(names, field: name)
+        default:
+            pop()
+        }
+        push(qualifiedName)
+        rawSet(meta, field: "__name")
+    }
+
+    /// The name messages give `cls` in this state: its metatable's `__name` once it has one
+    /// (qualified when two classes share the name), else its name.
+    public func className(of cls: LuaClass) -> String {
+        guard let qualifiedName = cls.qualifiedName, ensureSpace(2) else { return cls.name }
+        defer { pop(2) }
+        if rawGet(LuaStack.registryIndex, field: cls.registryKey) == .table {
+            return rawGet(-1, field: "__name") == .string ? stringValue(-1) ?? cls.name : cls.name
+        }
+        // No metatable yet: qualified if another class of that name has one.
+        pop()
+        guard rawGet(LuaStack.registryIndex, field: Self.classNamesKey) == .table else { pushNil(); return cls.name }
+        switch rawGet(-1, field: cls.name) {
+        case .nil: return cls.name
+        default: return stringValue(-1) == qualifiedName ? cls.name : qualifiedName
+        }
     }
 
     private static func object(_ stack: LuaStack) -> AnyObject? {
