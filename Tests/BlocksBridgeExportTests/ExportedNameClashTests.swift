@@ -42,8 +42,7 @@ enum MetaKit {
         let lua = try state()
         _ = try lua.run("core, meta = CoreItem(), MetaItem()")
         let core = "BlocksBridgeExportTests.CoreKit.Item", meta = "BlocksBridgeExportTests.MetaKit.Item"
-        #expect(luaError(lua, "core.whoAmI(meta)")
-                == "t:1: calling 'whoAmI' on bad self (\(core) expected, got \(meta))")
+        #expect(luaError(lua, "core.whoAmI(meta)") == "t:1: bad argument #1 to 'whoAmI' (\(core) expected, got \(meta))")
         #expect(luaError(lua, "core:take(meta)") == "t:1: bad argument #1 to 'take' (\(core) expected, got \(meta))")
         #expect(luaError(lua, "meta:takeCore(meta)") == "t:1: bad argument #1 to 'takeCore' (\(core) expected, got \(meta))")
         #expect(try lua.run("return tostring(core):match('^(.-):')", as: String.self) == core)
@@ -53,7 +52,7 @@ enum MetaKit {
     @Test func aNameUsedOnceStaysShort() throws {
         let lua = try state()
         _ = try lua.run("core = CoreItem()")
-        #expect(luaError(lua, "core.whoAmI({})") == "t:1: calling 'whoAmI' on bad self (Item expected, got table)")
+        #expect(luaError(lua, "core.whoAmI({})") == "t:1: bad argument #1 to 'whoAmI' (Item expected, got table)")
     }
 
     /// Each state decides for itself: a clash in one state leaves another's names short.
@@ -62,6 +61,20 @@ enum MetaKit {
         _ = try clashing.run("core, meta = CoreItem(), MetaItem()")
         let other = try LuaState()
         try other.register(MetaKit.Item.self)
-        #expect(luaError(other, "Item().whoAmI(42)") == "t:1: calling 'whoAmI' on bad self (Item expected, got number)")
+        #expect(luaError(other, "Item().whoAmI(42)") == "t:1: bad argument #1 to 'whoAmI' (Item expected, got number)")
+    }
+
+    /// Annotations name both classes qualified when both are written, short otherwise.
+    @Test func annotationsTellThemApart() throws {
+        let text = try state().annotations()
+        #expect(text.contains("---@class BlocksBridgeExportTests.CoreKit.Item\n"))
+        #expect(text.contains("---@class BlocksBridgeExportTests.MetaKit.Item\n"))
+        #expect(text.contains("---@param other BlocksBridgeExportTests.CoreKit.Item\n---@return string\nfunction __BlocksBridgeExportTests_MetaKit_Item:takeCore(other) end"))
+        #expect(text.contains("---@overload fun(): BlocksBridgeExportTests.MetaKit.Item\nMetaItem = {}"))
+        let one = try LuaState()
+        try one.register(CoreKit.Item.self)
+        let short = one.annotations()
+        #expect(short.contains("---@class Item\n"))
+        #expect(short.contains("---@param other Item\n---@return string\nfunction Item:take(other) end"))
     }
 }

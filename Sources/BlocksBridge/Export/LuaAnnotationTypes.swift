@@ -15,13 +15,18 @@ public enum LuaAnnotationTypes {
         if let enumeration = type as? any LuaEnum.Type { return rawName(enumeration) }
         if type == Int.self || type == Int64.self { return "integer" }
         // Not `luaClass.name`: a class's own members are annotated while its Lua class is built.
-        if type is any LuaBridged.Type { return String(describing: type) }
+        // Qualified and marked: `annotations()` names it as it names the class (short unless two
+        // written classes share the name).
+        if type is any LuaBridged.Type { return classMarker + String(reflecting: type) + classMarker }
         if let codable = type as? any LuaCodable.Type { return decodableName(codable) }
         switch type.luaTypeName {
         case "value": return "any"
         default: return type.luaTypeName
         }
     }
+
+    /// Brackets a class's qualified name in annotation types, for `annotations()` to resolve.
+    static let classMarker = "\u{1}"
 
     private static func rawName<E: LuaEnum>(_ type: E.Type) -> String { name(E.RawValue.self) }
 
