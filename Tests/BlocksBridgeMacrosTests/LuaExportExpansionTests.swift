@@ -38,36 +38,100 @@ struct LuaExportExpansionTests {
                                 name: "Counter",
                                 superclass: nil,
                                 members: [
-                                    .method("increment", ["amount"]) { (object: Counter, a0: Int?) -> Int in
-                                        object.increment(by: a0)
-                                    },
-                                    .method("reset", []) { (object: Counter) -> Void in
-                                        object.reset()
-                                    },
-                                    .method("check", ["limit"]) { (object: Counter, a0: Int) throws -> Void in
-                                        try object.check(a0)
-                                    },
-                                    .property("count", get: { (object: Counter) in
-                                            object.count
-                                        }, set: { (object: Counter, value) in
-                                            object.count = value
-                                        }),
-                                    .readOnlyProperty("name", get: { (object: Counter) in
-                                            object.name
-                                        }),
-                                    .readOnlyProperty("doubled", get: { (object: Counter) in
-                                            object.doubled
-                                        }),
-                                    .readOnlyProperty("hits", get: { (object: Counter) in
-                                            object.hits
-                                        })
+                                    luaExportedType(Counter_member0_increment: ()),
+                                    luaExportedType(Counter_member1_reset: ()),
+                                    luaExportedType(Counter_member2_check: ()),
+                                    luaExportedType(Counter_member3_count: ()),
+                                    luaExportedType(Counter_member4_name: ()),
+                                    luaExportedType(Counter_member5_doubled: ()),
+                                    luaExportedType(Counter_member6_hits: ())
                                 ],
                                 classMembers: [
-                                    .constructor(["name"]) { (a0: String) -> Counter in
-                                        Counter(name: a0)
-                                    }
+                                    luaExportedType(Counter_classMember0_init: ())
                                 ]
                             )
+
+                            #sourceLocation(file: "Test.swift", line: 8)
+
+                            private static func luaExportedType(Counter_member0_increment: Void) -> LuaMember {
+                                .method("increment", ["amount"]) { (object: Counter, a0: Int?) -> Int in
+                                    object.increment(by: a0)
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 9)
+
+                            private static func luaExportedType(Counter_member1_reset: Void) -> LuaMember {
+                                .method("reset", []) { (object: Counter) -> Void in
+                                    object.reset()
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 10)
+
+                            private static func luaExportedType(Counter_member2_check: Void) -> LuaMember {
+                                .method("check", ["limit"]) { (object: Counter, a0: Int) throws -> Void in
+                                    try object.check(a0)
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 3)
+
+                            private static func luaExportedType(Counter_member3_count: Void) -> LuaMember {
+                                .property("count", get: { (object: Counter) in
+                                        object.count
+                                    }, set: { (object: Counter, value) in
+                                        object.count = value
+                                    })
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 4)
+
+                            private static func luaExportedType(Counter_member4_name: Void) -> LuaMember {
+                                .readOnlyProperty("name", get: { (object: Counter) in
+                                        object.name
+                                    })
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 5)
+
+                            private static func luaExportedType(Counter_member5_doubled: Void) -> LuaMember {
+                                .readOnlyProperty("doubled", get: { (object: Counter) in
+                                        object.doubled
+                                    })
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 6)
+
+                            private static func luaExportedType(Counter_member6_hits: Void) -> LuaMember {
+                                .readOnlyProperty("hits", get: { (object: Counter) in
+                                        object.hits
+                                    })
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 7)
+
+                            private static func luaExportedType(Counter_classMember0_init: Void) -> LuaClassMember {
+                                .constructor(["name"]) { (a0: String) -> Counter in
+                                    Counter(name: a0)
+                                }
+                            }
+
+                            #sourceLocation()
 
                             public class var luaClass: LuaClass {
                                 luaExported_Counter.luaClass
@@ -111,24 +175,56 @@ struct LuaExportExpansionTests {
                                 name: "Lamp",
                                 superclass: nil,
                                 members: [
-                                    .method("toggle", []) { (object: Lamp) -> Void in
-                                        object.flip()
-                                    },
-                                    .property("isOn", get: { (object: Lamp) in
-                                            object.on
-                                        }, set: { (object: Lamp, value) in
-                                            object.on = value
-                                        }),
-                                    .readOnlyProperty("watts", get: { (object: Lamp) in
-                                            object.watts
-                                        })
+                                    luaExportedType(Lamp_member0_flip: ()),
+                                    luaExportedType(Lamp_member1_on: ()),
+                                    luaExportedType(Lamp_member2_watts: ())
                                 ],
                                 classMembers: [
-                                    .constructor([]) { () -> Lamp in
-                                        Lamp()
-                                    }
+                                    luaExportedType(Lamp_classMember0_init: ())
                                 ]
                             )
+
+                            #sourceLocation(file: "Test.swift", line: 7)
+
+                            private static func luaExportedType(Lamp_member0_flip: Void) -> LuaMember {
+                                .method("toggle", []) { (object: Lamp) -> Void in
+                                    object.flip()
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 4)
+
+                            private static func luaExportedType(Lamp_member1_on: Void) -> LuaMember {
+                                .property("isOn", get: { (object: Lamp) in
+                                        object.on
+                                    }, set: { (object: Lamp, value) in
+                                        object.on = value
+                                    })
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 5)
+
+                            private static func luaExportedType(Lamp_member2_watts: Void) -> LuaMember {
+                                .readOnlyProperty("watts", get: { (object: Lamp) in
+                                        object.watts
+                                    })
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 2)
+
+                            private static func luaExportedType(Lamp_classMember0_init: Void) -> LuaClassMember {
+                                .constructor([]) { () -> Lamp in
+                                    Lamp()
+                                }
+                            }
+
+                            #sourceLocation()
 
                             class var luaClass: LuaClass {
                                 luaExported_Lamp.luaClass
@@ -164,15 +260,39 @@ struct LuaExportExpansionTests {
                                 name: "Person",
                                 superclass: nil,
                                 members: [
-                                    .observed("name", \Person.name),
-                                    .observed("years", \Person.age)
+                                    luaExportedType(Person_member0_name: ()),
+                                    luaExportedType(Person_member1_age: ())
                                 ],
                                 classMembers: [
-                                    .constructor([]) { () -> Person in
-                                        Person()
-                                    }
+                                    luaExportedType(Person_classMember0_init: ())
                                 ]
                             )
+
+                            #sourceLocation(file: "Test.swift", line: 3)
+
+                            private static func luaExportedType(Person_member0_name: Void) -> LuaMember {
+                                .observed("name", \Person.name)
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 4)
+
+                            private static func luaExportedType(Person_member1_age: Void) -> LuaMember {
+                                .observed("years", \Person.age)
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 2)
+
+                            private static func luaExportedType(Person_classMember0_init: Void) -> LuaClassMember {
+                                .constructor([]) { () -> Person in
+                                    Person()
+                                }
+                            }
+
+                            #sourceLocation()
 
                             class var luaClass: LuaClass {
                                 luaExported_Person.luaClass
@@ -216,32 +336,80 @@ struct LuaExportExpansionTests {
                                 name: "Point",
                                 superclass: nil,
                                 members: [
-                                    .property("x", get: { (object: Point) in
-                                            object.x
-                                        }, set: { (object: Point, value) in
-                                            object.x = value
-                                        })
+                                    luaExportedType(Point_member0_x: ())
                                 ],
                                 classMembers: [
-                                    .constructor(["x"]) { (a0: Double) -> Point? in
-                                        Point(x: a0)
-                                    },
-                                    .constructor("parse", ["text"]) { (a0: String) throws -> Point in
-                                        try Point(a0)
-                                    },
-                                    .function("distance", ["a", "b"]) { (a0: Point, a1: Point) -> Double in
-                                        Point.distance(a0, a1)
-                                    },
-                                    .property("count", get: {
-                                            Point.count
-                                        }, set: {
-                                            Point.count = $0
-                                        }),
-                                    .readOnlyProperty("origin", get: {
-                                            Point.origin
-                                        })
+                                    luaExportedType(Point_classMember0_init: ()),
+                                    luaExportedType(Point_classMember1_parse: ()),
+                                    luaExportedType(Point_classMember2_distance: ()),
+                                    luaExportedType(Point_classMember3_count: ()),
+                                    luaExportedType(Point_classMember4_origin: ())
                                 ]
                             )
+
+                            #sourceLocation(file: "Test.swift", line: 3)
+
+                            private static func luaExportedType(Point_member0_x: Void) -> LuaMember {
+                                .property("x", get: { (object: Point) in
+                                        object.x
+                                    }, set: { (object: Point, value) in
+                                        object.x = value
+                                    })
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 6)
+
+                            private static func luaExportedType(Point_classMember0_init: Void) -> LuaClassMember {
+                                .constructor(["x"]) { (a0: Double) -> Point? in
+                                    Point(x: a0)
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 7)
+
+                            private static func luaExportedType(Point_classMember1_parse: Void) -> LuaClassMember {
+                                .constructor("parse", ["text"]) { (a0: String) throws -> Point in
+                                    try Point(a0)
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 8)
+
+                            private static func luaExportedType(Point_classMember2_distance: Void) -> LuaClassMember {
+                                .function("distance", ["a", "b"]) { (a0: Point, a1: Point) -> Double in
+                                    Point.distance(a0, a1)
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 4)
+
+                            private static func luaExportedType(Point_classMember3_count: Void) -> LuaClassMember {
+                                .property("count", get: {
+                                        Point.count
+                                    }, set: {
+                                        Point.count = $0
+                                    })
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 5)
+
+                            private static func luaExportedType(Point_classMember4_origin: Void) -> LuaClassMember {
+                                .readOnlyProperty("origin", get: {
+                                        Point.origin
+                                    })
+                            }
+
+                            #sourceLocation()
 
                             class var luaClass: LuaClass {
                                 luaExported_Point.luaClass
@@ -287,27 +455,45 @@ struct LuaExportExpansionTests {
                                 name: "Playlist",
                                 superclass: nil,
                                 members: [
-                                    .property("songs", get: { (object: Playlist) in
-                                            object.songs
-                                        }, set: { (object: Playlist, value) in
-                                            object.songs = value
-                                        }),
-                                    .readOnlyProperty("startIndex", get: { (object: Playlist) in
-                                            object.startIndex
-                                        }),
-                                    .readOnlyProperty("endIndex", get: { (object: Playlist) in
-                                            object.endIndex
-                                        }),
-                                    .metamethod(.method("__call", ["i"]) { (object: Playlist, a0: Int) -> String in
-                                            object.callAsFunction(a0)
-                                        })
+                                    luaExportedType(Playlist_member0_songs: ()),
+                                    luaExportedType(Playlist_member1_callAsFunction: ())
                                 ],
                                 classMembers: [
-                                    .constructor([]) { () -> Playlist in
-                                        Playlist()
-                                    }
+                                    luaExportedType(Playlist_classMember0_init: ())
                                 ]
                             )
+
+                            #sourceLocation(file: "Test.swift", line: 3)
+
+                            private static func luaExportedType(Playlist_member0_songs: Void) -> LuaMember {
+                                .property("songs", get: { (object: Playlist) in
+                                        object.songs
+                                    }, set: { (object: Playlist, value) in
+                                        object.songs = value
+                                    })
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 8)
+
+                            private static func luaExportedType(Playlist_member1_callAsFunction: Void) -> LuaMember {
+                                .metamethod(.method("__call", ["i"]) { (object: Playlist, a0: Int) -> String in
+                                        object.callAsFunction(a0)
+                                    })
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 2)
+
+                            private static func luaExportedType(Playlist_classMember0_init: Void) -> LuaClassMember {
+                                .constructor([]) { () -> Playlist in
+                                    Playlist()
+                                }
+                            }
+
+                            #sourceLocation()
 
                             class var luaClass: LuaClass {
                                 luaExported_Playlist.luaClass
@@ -343,17 +529,33 @@ struct LuaExportExpansionTests {
                                 name: "Square",
                                 superclass: Shape.luaExportedType,
                                 members: [
-                                    .method("area", []) { (object: Square) -> Double in
-                                        object.area()
-                                    },
-                                    .property("side", get: { (object: Square) in
-                                            object.side
-                                        }, set: { (object: Square, value) in
-                                            object.side = value
-                                        })
+                                    luaExportedType(Square_member0_area: ()),
+                                    luaExportedType(Square_member1_side: ())
                                 ],
                                 classMembers: []
                             )
+
+                            #sourceLocation(file: "Test.swift", line: 4)
+
+                            private static func luaExportedType(Square_member0_area: Void) -> LuaMember {
+                                .method("area", []) { (object: Square) -> Double in
+                                    object.area()
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 3)
+
+                            private static func luaExportedType(Square_member1_side: Void) -> LuaMember {
+                                .property("side", get: { (object: Square) in
+                                        object.side
+                                    }, set: { (object: Square, value) in
+                                        object.side = value
+                                    })
+                            }
+
+                            #sourceLocation()
 
                             override class var luaClass: LuaClass {
                                 luaExported_Square.luaClass
@@ -395,28 +597,76 @@ struct LuaExportExpansionTests {
                                 name: "Loader",
                                 superclass: nil,
                                 members: [
-                                    .asyncMethod("load", ["path"]) { (object: Loader, a0: String) async throws -> String in
-                                        try await object.load(a0)
-                                    },
-                                    .asyncMethod("warm", []) { (object: Loader) async -> Void in
-                                        await object.warm()
-                                    },
-                                    .metamethod(.asyncMethod("__call", ["path"]) { (object: Loader, a0: String) async -> Int in
-                                            await object.callAsFunction(a0)
-                                        })
+                                    luaExportedType(Loader_member0_load: ()),
+                                    luaExportedType(Loader_member1_warm: ()),
+                                    luaExportedType(Loader_member2_callAsFunction: ())
                                 ],
                                 classMembers: [
-                                    .asyncConstructor(["root"]) { (a0: String) async throws -> Loader in
-                                        try await Loader(root: a0)
-                                    },
-                                    .asyncConstructor("cached", ["cache"]) { (a0: Int) async -> Loader in
-                                        await Loader(cache: a0)
-                                    },
-                                    .asyncFunction("ping", []) { () async -> Bool in
-                                        await Loader.ping()
-                                    }
+                                    luaExportedType(Loader_classMember0_init: ()),
+                                    luaExportedType(Loader_classMember1_cached: ()),
+                                    luaExportedType(Loader_classMember2_ping: ())
                                 ]
                             )
+
+                            #sourceLocation(file: "Test.swift", line: 5)
+
+                            private static func luaExportedType(Loader_member0_load: Void) -> LuaMember {
+                                .asyncMethod("load", ["path"]) { (object: Loader, a0: String) async throws -> String in
+                                    try await object.load(a0)
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 6)
+
+                            private static func luaExportedType(Loader_member1_warm: Void) -> LuaMember {
+                                .asyncMethod("warm", []) { (object: Loader) async -> Void in
+                                    await object.warm()
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 7)
+
+                            private static func luaExportedType(Loader_member2_callAsFunction: Void) -> LuaMember {
+                                .metamethod(.asyncMethod("__call", ["path"]) { (object: Loader, a0: String) async -> Int in
+                                        await object.callAsFunction(a0)
+                                    })
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 3)
+
+                            private static func luaExportedType(Loader_classMember0_init: Void) -> LuaClassMember {
+                                .asyncConstructor(["root"]) { (a0: String) async throws -> Loader in
+                                    try await Loader(root: a0)
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 4)
+
+                            private static func luaExportedType(Loader_classMember1_cached: Void) -> LuaClassMember {
+                                .asyncConstructor("cached", ["cache"]) { (a0: Int) async -> Loader in
+                                    await Loader(cache: a0)
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 8)
+
+                            private static func luaExportedType(Loader_classMember2_ping: Void) -> LuaClassMember {
+                                .asyncFunction("ping", []) { () async -> Bool in
+                                    await Loader.ping()
+                                }
+                            }
+
+                            #sourceLocation()
 
                             class var luaClass: LuaClass {
                                 luaExported_Loader.luaClass
@@ -456,22 +706,54 @@ struct LuaExportExpansionTests {
                                 name: "Stepper",
                                 superclass: nil,
                                 members: [
-                                    .method("advance", ["count", "times", "label", "note"]) { (object: Stepper, a0: Int?, a1: Int?, a2: String?, a3: String?) -> Void in
-                                        object.advance(by: a0 ?? 1, times: a1 ?? (2 * 3), label: a2, note: a3 ?? "x")
-                                    }
+                                    luaExportedType(Stepper_member0_advance: ())
                                 ],
                                 classMembers: [
-                                    .constructor(["start", "step"]) { (a0: Int?, a1: Int?) -> Stepper in
-                                        Stepper(start: a0 ?? 0, step: a1 ?? Stepper.unit)
-                                    },
-                                    .function("make", ["start"]) { (a0: Int?) -> Int in
-                                        Stepper.make(a0 ?? .zero)
-                                    },
-                                    .readOnlyProperty("unit", get: {
-                                            Stepper.unit
-                                        })
+                                    luaExportedType(Stepper_classMember0_init: ()),
+                                    luaExportedType(Stepper_classMember1_make: ()),
+                                    luaExportedType(Stepper_classMember2_unit: ())
                                 ]
                             )
+
+                            #sourceLocation(file: "Test.swift", line: 5)
+
+                            private static func luaExportedType(Stepper_member0_advance: Void) -> LuaMember {
+                                .method("advance", ["count", "times", "label", "note"]) { (object: Stepper, a0: Int?, a1: Int?, a2: String?, a3: String?) -> Void in
+                                    object.advance(by: a0 ?? 1, times: a1 ?? (2 * 3), label: a2, note: a3 ?? "x")
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 4)
+
+                            private static func luaExportedType(Stepper_classMember0_init: Void) -> LuaClassMember {
+                                .constructor(["start", "step"]) { (a0: Int?, a1: Int?) -> Stepper in
+                                    Stepper(start: a0 ?? 0, step: a1 ?? Stepper.unit)
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 6)
+
+                            private static func luaExportedType(Stepper_classMember1_make: Void) -> LuaClassMember {
+                                .function("make", ["start"]) { (a0: Int?) -> Int in
+                                    Stepper.make(a0 ?? .zero)
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 3)
+
+                            private static func luaExportedType(Stepper_classMember2_unit: Void) -> LuaClassMember {
+                                .readOnlyProperty("unit", get: {
+                                        Stepper.unit
+                                    })
+                            }
+
+                            #sourceLocation()
 
                             class var luaClass: LuaClass {
                                 luaExported_Stepper.luaClass

@@ -20,8 +20,68 @@ struct LuaExportMacroTests {
             }
             """
         } expansion: {
-            """
-            """
+                        """
+                        final class Gadget: LuaExportable {
+                            init() {}
+                            var blob = Opaque()
+                            func stash(_ value: Opaque) {}
+
+                            private static let luaExported_Gadget = LuaExportedType(
+                                Gadget.self,
+                                name: "Gadget",
+                                superclass: nil,
+                                members: [
+                                    luaExportedType(Gadget_member0_stash: ()),
+                                    luaExportedType(Gadget_member1_blob: ())
+                                ],
+                                classMembers: [
+                                    luaExportedType(Gadget_classMember0_init: ())
+                                ]
+                            )
+
+                            #sourceLocation(file: "Test.swift", line: 5)
+
+                            private static func luaExportedType(Gadget_member0_stash: Void) -> LuaMember {
+                                .method("stash", ["value"]) { (object: Gadget, a0: Opaque) -> Void in
+                                    object.stash(a0)
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 4)
+
+                            private static func luaExportedType(Gadget_member1_blob: Void) -> LuaMember {
+                                .property("blob", get: { (object: Gadget) in
+                                        object.blob
+                                    }, set: { (object: Gadget, value) in
+                                        object.blob = value
+                                    })
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 3)
+
+                            private static func luaExportedType(Gadget_classMember0_init: Void) -> LuaClassMember {
+                                .constructor([]) { () -> Gadget in
+                                    Gadget()
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            class var luaClass: LuaClass {
+                                luaExported_Gadget.luaClass
+                            }
+
+                            class var luaExportedType: LuaExportedType {
+                                luaExported_Gadget
+                            }
+
+                            lazy var luaObservers = LuaObservers()
+                        }
+                        """
         }
     }
 
@@ -38,8 +98,23 @@ struct LuaExportMacroTests {
             }
             """
         } diagnostics: {
-            """
-            """
+                        """
+                        @LuaExport
+                        final class Gadget: LuaExportable {
+                            func poke(_ pointer: UnsafeRawPointer) {}
+                                      ┬──────────────────────────
+                                      ╰─ 🛑 'poke(_:)' uses 'UnsafeRawPointer': a pointer cannot cross to Lua; wrap what it points to in a LuaConvertible type (or an exported class), or mark it @LuaIgnore
+                            func buffer() -> UnsafeMutableBufferPointer<UInt8> { fatalError() }
+                                             ┬────────────────────────────────
+                                             ╰─ 🛑 'buffer()' uses 'UnsafeMutableBufferPointer': a pointer cannot cross to Lua; wrap what it points to in a LuaConvertible type (or an exported class), or mark it @LuaIgnore
+                            var raw: OpaquePointer? = nil
+                                ┬────────────────────────
+                                ╰─ 🛑 'raw' uses 'OpaquePointer': a pointer cannot cross to Lua; wrap what it points to in a LuaConvertible type (or an exported class), or mark it @LuaIgnore
+                            func handles(_ list: [Unmanaged<AnyObject>]) {}
+                                         ┬─────────────────────────────
+                                         ╰─ 🛑 'handles(_:)' uses 'Unmanaged': a pointer cannot cross to Lua; wrap what it points to in a LuaConvertible type (or an exported class), or mark it @LuaIgnore
+                        }
+                        """
         }
     }
 
@@ -57,8 +132,23 @@ struct LuaExportMacroTests {
             }
             """
         } diagnostics: {
-            """
-            """
+                        """
+                        @LuaExport
+                        final class Gadget: LuaExportable {
+                            func take(_ c: LuaClosure) {}
+                                      ┬──────────────
+                                      ╰─ 🛑 'take(_:)': parameter 'c' is a LuaClosure, which only goes from Swift to Lua; take a LuaRef to receive a Lua function (call it with .call), or mark it @LuaIgnore
+                            func maybe(callback: LuaClosure?) {}
+                                       ┬────────────────────
+                                       ╰─ 🛑 'maybe(callback:)': parameter 'callback' is a LuaClosure, which only goes from Swift to Lua; take a LuaRef to receive a Lua function (call it with .call), or mark it @LuaIgnore
+                            static func all(_ list: [LuaClosure]) {}
+                                            ┬───────────────────
+                                            ╰─ 🛑 'all(_:)': parameter 'list' is a LuaClosure, which only goes from Swift to Lua; take a LuaRef to receive a Lua function (call it with .call), or mark it @LuaIgnore
+                            init(_ c: LuaClosure) {}
+                                 ┬──────────────
+                                 ╰─ 🛑 'init(_:)': parameter 'c' is a LuaClosure, which only goes from Swift to Lua; take a LuaRef to receive a Lua function (call it with .call), or mark it @LuaIgnore
+                        }
+                        """
         }
     }
 
@@ -73,8 +163,67 @@ struct LuaExportMacroTests {
             }
             """
         } expansion: {
-            """
-            """
+                        """
+                        final class Gadget: LuaExportable {
+                            func `repeat`(_ `in`: Int) -> Int { `in` }
+                            var `default` = 1
+
+                            private static let luaExported_Gadget = LuaExportedType(
+                                Gadget.self,
+                                name: "Gadget",
+                                superclass: nil,
+                                members: [
+                                    luaExportedType(Gadget_member0_repeat: ()),
+                                    luaExportedType(Gadget_member1_default: ())
+                                ],
+                                classMembers: [
+                                    luaExportedType(Gadget_classMember0_init: ())
+                                ]
+                            )
+
+                            #sourceLocation(file: "Test.swift", line: 3)
+
+                            private static func luaExportedType(Gadget_member0_repeat: Void) -> LuaMember {
+                                .method("repeat", ["in"]) { (object: Gadget, a0: Int) -> Int in
+                                    object.`repeat`(a0)
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 4)
+
+                            private static func luaExportedType(Gadget_member1_default: Void) -> LuaMember {
+                                .property("default", get: { (object: Gadget) in
+                                        object.`default`
+                                    }, set: { (object: Gadget, value) in
+                                        object.`default` = value
+                                    })
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 2)
+
+                            private static func luaExportedType(Gadget_classMember0_init: Void) -> LuaClassMember {
+                                .constructor([]) { () -> Gadget in
+                                    Gadget()
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            class var luaClass: LuaClass {
+                                luaExported_Gadget.luaClass
+                            }
+
+                            class var luaExportedType: LuaExportedType {
+                                luaExported_Gadget
+                            }
+
+                            lazy var luaObservers = LuaObservers()
+                        }
+                        """
         }
     }
 
@@ -94,8 +243,71 @@ struct LuaExportMacroTests {
             }
             """
         } expansion: {
-            """
-            """
+                        """
+                        final class Bag: LuaExportable, RandomAccessCollection, CustomStringConvertible {
+                            var items: [Int] = []
+                            var startIndex: Int { 0 }
+                            var endIndex: Int { items.count }
+                            subscript(position: Int) -> Int { items[position] }
+                            var description: String { "bag" }
+                            var debugLabel: String { "" }
+
+                            private static let luaExported_Bag = LuaExportedType(
+                                Bag.self,
+                                name: "Bag",
+                                superclass: nil,
+                                members: [
+                                    luaExportedType(Bag_member0_items: ()),
+                                    luaExportedType(Bag_member1_debugLabel: ())
+                                ],
+                                classMembers: [
+                                    luaExportedType(Bag_classMember0_init: ())
+                                ]
+                            )
+
+                            #sourceLocation(file: "Test.swift", line: 3)
+
+                            private static func luaExportedType(Bag_member0_items: Void) -> LuaMember {
+                                .property("items", get: { (object: Bag) in
+                                        object.items
+                                    }, set: { (object: Bag, value) in
+                                        object.items = value
+                                    })
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 8)
+
+                            private static func luaExportedType(Bag_member1_debugLabel: Void) -> LuaMember {
+                                .readOnlyProperty("label", get: { (object: Bag) in
+                                        object.debugLabel
+                                    })
+                            }
+
+                            #sourceLocation()
+
+                            #sourceLocation(file: "Test.swift", line: 2)
+
+                            private static func luaExportedType(Bag_classMember0_init: Void) -> LuaClassMember {
+                                .constructor([]) { () -> Bag in
+                                    Bag()
+                                }
+                            }
+
+                            #sourceLocation()
+
+                            class var luaClass: LuaClass {
+                                luaExported_Bag.luaClass
+                            }
+
+                            class var luaExportedType: LuaExportedType {
+                                luaExported_Bag
+                            }
+
+                            lazy var luaObservers = LuaObservers()
+                        }
+                        """
         }
     }
 }
