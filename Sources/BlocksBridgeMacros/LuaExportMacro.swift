@@ -54,10 +54,12 @@ public struct LuaExportMacro: MemberMacro {
         func declare(_ items: [(text: String, node: Syntax, swiftName: String)], type: String, kind: String) -> [String] {
             items.enumerated().map { index, item in
                 let label = "\(name)_\(kind)\(index)_\(item.swiftName.filter { $0.isLetter || $0.isNumber || $0 == "_" })"
-                let location = context.location(of: item.node, at: .afterLeadingTrivia, filePathMode: .filePath)
-                if let location { entries.append("#sourceLocation(file: \(location.file), line: \(location.line))") }
-                entries.append("private static func luaExportedType(\(raw: label): Void) -> \(raw: type) { \(raw: item.text) }")
-                if location != nil { entries.append("#sourceLocation()") }
+                // The directive is inside the body, right before the entry's expression, so the
+                // line it names is the expression's (blank lines between members do not shift it).
+                let body = context.location(of: item.node, at: .afterLeadingTrivia, filePathMode: .filePath).map {
+                    "\n#sourceLocation(file: \($0.file), line: \($0.line))\nreturn \(item.text)\n#sourceLocation()\n"
+                } ?? item.text
+                entries.append("private static func luaExportedType(\(raw: label): Void) -> \(raw: type) {\(raw: body)}")
                 return "luaExportedType(\(label): ())"
             }
         }

@@ -51,87 +51,71 @@ struct LuaExportExpansionTests {
                                 ]
                             )
 
-                            #sourceLocation(file: "Test.swift", line: 8)
-
                             private static func luaExportedType(Counter_member0_increment: Void) -> LuaMember {
-                                .method("increment", ["amount"]) { (object: Counter, a0: Int?) -> Int in
+                                #sourceLocation(file: "Test.swift", line: 8)
+                                return .method("increment", ["amount"]) { (object: Counter, a0: Int?) -> Int in
                                     object.increment(by: a0)
                                 }
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 9)
 
                             private static func luaExportedType(Counter_member1_reset: Void) -> LuaMember {
-                                .method("reset", []) { (object: Counter) -> Void in
+                                #sourceLocation(file: "Test.swift", line: 9)
+                                return .method("reset", []) { (object: Counter) -> Void in
                                     object.reset()
                                 }
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 10)
 
                             private static func luaExportedType(Counter_member2_check: Void) -> LuaMember {
-                                .method("check", ["limit"]) { (object: Counter, a0: Int) throws -> Void in
+                                #sourceLocation(file: "Test.swift", line: 10)
+                                return .method("check", ["limit"]) { (object: Counter, a0: Int) throws -> Void in
                                     try object.check(a0)
                                 }
+                                #sourceLocation()
                             }
 
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 3)
-
                             private static func luaExportedType(Counter_member3_count: Void) -> LuaMember {
-                                .property("count", get: { (object: Counter) in
+                                #sourceLocation(file: "Test.swift", line: 3)
+                                return .property("count", get: { (object: Counter) in
                                         object.count
                                     }, set: { (object: Counter, value) in
                                         object.count = value
                                     })
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 4)
 
                             private static func luaExportedType(Counter_member4_name: Void) -> LuaMember {
-                                .readOnlyProperty("name", get: { (object: Counter) in
+                                #sourceLocation(file: "Test.swift", line: 4)
+                                return .readOnlyProperty("name", get: { (object: Counter) in
                                         object.name
                                     })
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 5)
 
                             private static func luaExportedType(Counter_member5_doubled: Void) -> LuaMember {
-                                .readOnlyProperty("doubled", get: { (object: Counter) in
+                                #sourceLocation(file: "Test.swift", line: 5)
+                                return .readOnlyProperty("doubled", get: { (object: Counter) in
                                         object.doubled
                                     })
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 6)
 
                             private static func luaExportedType(Counter_member6_hits: Void) -> LuaMember {
-                                .readOnlyProperty("hits", get: { (object: Counter) in
+                                #sourceLocation(file: "Test.swift", line: 6)
+                                return .readOnlyProperty("hits", get: { (object: Counter) in
                                         object.hits
                                     })
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 7)
 
                             private static func luaExportedType(Counter_classMember0_init: Void) -> LuaClassMember {
-                                .constructor(["name"]) { (a0: String) -> Counter in
+                                #sourceLocation(file: "Test.swift", line: 7)
+                                return .constructor(["name"]) { (a0: String) -> Counter in
                                     Counter(name: a0)
                                 }
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
 
                             public class var luaClass: LuaClass {
                                 luaExported_Counter.luaClass
@@ -184,47 +168,39 @@ struct LuaExportExpansionTests {
                                 ]
                             )
 
-                            #sourceLocation(file: "Test.swift", line: 7)
-
                             private static func luaExportedType(Lamp_member0_flip: Void) -> LuaMember {
-                                .method("toggle", []) { (object: Lamp) -> Void in
+                                #sourceLocation(file: "Test.swift", line: 7)
+                                return .method("toggle", []) { (object: Lamp) -> Void in
                                     object.flip()
                                 }
+                                #sourceLocation()
                             }
 
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 4)
-
                             private static func luaExportedType(Lamp_member1_on: Void) -> LuaMember {
-                                .property("isOn", get: { (object: Lamp) in
+                                #sourceLocation(file: "Test.swift", line: 4)
+                                return .property("isOn", get: { (object: Lamp) in
                                         object.on
                                     }, set: { (object: Lamp, value) in
                                         object.on = value
                                     })
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 5)
 
                             private static func luaExportedType(Lamp_member2_watts: Void) -> LuaMember {
-                                .readOnlyProperty("watts", get: { (object: Lamp) in
+                                #sourceLocation(file: "Test.swift", line: 5)
+                                return .readOnlyProperty("watts", get: { (object: Lamp) in
                                         object.watts
                                     })
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 2)
 
                             private static func luaExportedType(Lamp_classMember0_init: Void) -> LuaClassMember {
-                                .constructor([]) { () -> Lamp in
+                                #sourceLocation(file: "Test.swift", line: 2)
+                                return .constructor([]) { () -> Lamp in
                                     Lamp()
                                 }
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
 
                             class var luaClass: LuaClass {
                                 luaExported_Lamp.luaClass
@@ -268,31 +244,25 @@ struct LuaExportExpansionTests {
                                 ]
                             )
 
-                            #sourceLocation(file: "Test.swift", line: 3)
-
                             private static func luaExportedType(Person_member0_name: Void) -> LuaMember {
-                                .observed("name", \Person.name)
+                                #sourceLocation(file: "Test.swift", line: 3)
+                                return .observed("name", \Person.name)
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 4)
 
                             private static func luaExportedType(Person_member1_age: Void) -> LuaMember {
-                                .observed("years", \Person.age)
+                                #sourceLocation(file: "Test.swift", line: 4)
+                                return .observed("years", \Person.age)
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 2)
 
                             private static func luaExportedType(Person_classMember0_init: Void) -> LuaClassMember {
-                                .constructor([]) { () -> Person in
+                                #sourceLocation(file: "Test.swift", line: 2)
+                                return .constructor([]) { () -> Person in
                                     Person()
                                 }
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
 
                             class var luaClass: LuaClass {
                                 luaExported_Person.luaClass
@@ -347,69 +317,57 @@ struct LuaExportExpansionTests {
                                 ]
                             )
 
-                            #sourceLocation(file: "Test.swift", line: 3)
-
                             private static func luaExportedType(Point_member0_x: Void) -> LuaMember {
-                                .property("x", get: { (object: Point) in
+                                #sourceLocation(file: "Test.swift", line: 3)
+                                return .property("x", get: { (object: Point) in
                                         object.x
                                     }, set: { (object: Point, value) in
                                         object.x = value
                                     })
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 6)
 
                             private static func luaExportedType(Point_classMember0_init: Void) -> LuaClassMember {
-                                .constructor(["x"]) { (a0: Double) -> Point? in
+                                #sourceLocation(file: "Test.swift", line: 6)
+                                return .constructor(["x"]) { (a0: Double) -> Point? in
                                     Point(x: a0)
                                 }
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 7)
 
                             private static func luaExportedType(Point_classMember1_parse: Void) -> LuaClassMember {
-                                .constructor("parse", ["text"]) { (a0: String) throws -> Point in
+                                #sourceLocation(file: "Test.swift", line: 7)
+                                return .constructor("parse", ["text"]) { (a0: String) throws -> Point in
                                     try Point(a0)
                                 }
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 8)
 
                             private static func luaExportedType(Point_classMember2_distance: Void) -> LuaClassMember {
-                                .function("distance", ["a", "b"]) { (a0: Point, a1: Point) -> Double in
+                                #sourceLocation(file: "Test.swift", line: 8)
+                                return .function("distance", ["a", "b"]) { (a0: Point, a1: Point) -> Double in
                                     Point.distance(a0, a1)
                                 }
+                                #sourceLocation()
                             }
 
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 4)
-
                             private static func luaExportedType(Point_classMember3_count: Void) -> LuaClassMember {
-                                .property("count", get: {
+                                #sourceLocation(file: "Test.swift", line: 4)
+                                return .property("count", get: {
                                         Point.count
                                     }, set: {
                                         Point.count = $0
                                     })
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 5)
 
                             private static func luaExportedType(Point_classMember4_origin: Void) -> LuaClassMember {
-                                .readOnlyProperty("origin", get: {
+                                #sourceLocation(file: "Test.swift", line: 5)
+                                return .readOnlyProperty("origin", get: {
                                         Point.origin
                                     })
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
 
                             class var luaClass: LuaClass {
                                 luaExported_Point.luaClass
@@ -463,37 +421,31 @@ struct LuaExportExpansionTests {
                                 ]
                             )
 
-                            #sourceLocation(file: "Test.swift", line: 3)
-
                             private static func luaExportedType(Playlist_member0_songs: Void) -> LuaMember {
-                                .property("songs", get: { (object: Playlist) in
+                                #sourceLocation(file: "Test.swift", line: 3)
+                                return .property("songs", get: { (object: Playlist) in
                                         object.songs
                                     }, set: { (object: Playlist, value) in
                                         object.songs = value
                                     })
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 8)
 
                             private static func luaExportedType(Playlist_member1_callAsFunction: Void) -> LuaMember {
-                                .metamethod(.method("__call", ["i"]) { (object: Playlist, a0: Int) -> String in
+                                #sourceLocation(file: "Test.swift", line: 8)
+                                return .metamethod(.method("__call", ["i"]) { (object: Playlist, a0: Int) -> String in
                                         object.callAsFunction(a0)
                                     })
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 2)
 
                             private static func luaExportedType(Playlist_classMember0_init: Void) -> LuaClassMember {
-                                .constructor([]) { () -> Playlist in
+                                #sourceLocation(file: "Test.swift", line: 2)
+                                return .constructor([]) { () -> Playlist in
                                     Playlist()
                                 }
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
 
                             class var luaClass: LuaClass {
                                 luaExported_Playlist.luaClass
@@ -535,27 +487,23 @@ struct LuaExportExpansionTests {
                                 classMembers: []
                             )
 
-                            #sourceLocation(file: "Test.swift", line: 4)
-
                             private static func luaExportedType(Square_member0_area: Void) -> LuaMember {
-                                .method("area", []) { (object: Square) -> Double in
+                                #sourceLocation(file: "Test.swift", line: 4)
+                                return .method("area", []) { (object: Square) -> Double in
                                     object.area()
                                 }
+                                #sourceLocation()
                             }
 
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 3)
-
                             private static func luaExportedType(Square_member1_side: Void) -> LuaMember {
-                                .property("side", get: { (object: Square) in
+                                #sourceLocation(file: "Test.swift", line: 3)
+                                return .property("side", get: { (object: Square) in
                                         object.side
                                     }, set: { (object: Square, value) in
                                         object.side = value
                                     })
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
 
                             override class var luaClass: LuaClass {
                                 luaExported_Square.luaClass
@@ -608,65 +556,53 @@ struct LuaExportExpansionTests {
                                 ]
                             )
 
-                            #sourceLocation(file: "Test.swift", line: 5)
-
                             private static func luaExportedType(Loader_member0_load: Void) -> LuaMember {
-                                .asyncMethod("load", ["path"]) { (object: Loader, a0: String) async throws -> String in
+                                #sourceLocation(file: "Test.swift", line: 5)
+                                return .asyncMethod("load", ["path"]) { (object: Loader, a0: String) async throws -> String in
                                     try await object.load(a0)
                                 }
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 6)
 
                             private static func luaExportedType(Loader_member1_warm: Void) -> LuaMember {
-                                .asyncMethod("warm", []) { (object: Loader) async -> Void in
+                                #sourceLocation(file: "Test.swift", line: 6)
+                                return .asyncMethod("warm", []) { (object: Loader) async -> Void in
                                     await object.warm()
                                 }
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 7)
 
                             private static func luaExportedType(Loader_member2_callAsFunction: Void) -> LuaMember {
-                                .metamethod(.asyncMethod("__call", ["path"]) { (object: Loader, a0: String) async -> Int in
+                                #sourceLocation(file: "Test.swift", line: 7)
+                                return .metamethod(.asyncMethod("__call", ["path"]) { (object: Loader, a0: String) async -> Int in
                                         await object.callAsFunction(a0)
                                     })
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 3)
 
                             private static func luaExportedType(Loader_classMember0_init: Void) -> LuaClassMember {
-                                .asyncConstructor(["root"]) { (a0: String) async throws -> Loader in
+                                #sourceLocation(file: "Test.swift", line: 3)
+                                return .asyncConstructor(["root"]) { (a0: String) async throws -> Loader in
                                     try await Loader(root: a0)
                                 }
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 4)
 
                             private static func luaExportedType(Loader_classMember1_cached: Void) -> LuaClassMember {
-                                .asyncConstructor("cached", ["cache"]) { (a0: Int) async -> Loader in
+                                #sourceLocation(file: "Test.swift", line: 4)
+                                return .asyncConstructor("cached", ["cache"]) { (a0: Int) async -> Loader in
                                     await Loader(cache: a0)
                                 }
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 8)
 
                             private static func luaExportedType(Loader_classMember2_ping: Void) -> LuaClassMember {
-                                .asyncFunction("ping", []) { () async -> Bool in
+                                #sourceLocation(file: "Test.swift", line: 8)
+                                return .asyncFunction("ping", []) { () async -> Bool in
                                     await Loader.ping()
                                 }
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
 
                             class var luaClass: LuaClass {
                                 luaExported_Loader.luaClass
@@ -715,45 +651,37 @@ struct LuaExportExpansionTests {
                                 ]
                             )
 
-                            #sourceLocation(file: "Test.swift", line: 5)
-
                             private static func luaExportedType(Stepper_member0_advance: Void) -> LuaMember {
-                                .method("advance", ["count", "times", "label", "note"]) { (object: Stepper, a0: Int?, a1: Int?, a2: String?, a3: String?) -> Void in
+                                #sourceLocation(file: "Test.swift", line: 5)
+                                return .method("advance", ["count", "times", "label", "note"]) { (object: Stepper, a0: Int?, a1: Int?, a2: String?, a3: String?) -> Void in
                                     object.advance(by: a0 ?? 1, times: a1 ?? (2 * 3), label: a2, note: a3 ?? "x")
                                 }
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 4)
 
                             private static func luaExportedType(Stepper_classMember0_init: Void) -> LuaClassMember {
-                                .constructor(["start", "step"]) { (a0: Int?, a1: Int?) -> Stepper in
+                                #sourceLocation(file: "Test.swift", line: 4)
+                                return .constructor(["start", "step"]) { (a0: Int?, a1: Int?) -> Stepper in
                                     Stepper(start: a0 ?? 0, step: a1 ?? Stepper.unit)
                                 }
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 6)
 
                             private static func luaExportedType(Stepper_classMember1_make: Void) -> LuaClassMember {
-                                .function("make", ["start"]) { (a0: Int?) -> Int in
+                                #sourceLocation(file: "Test.swift", line: 6)
+                                return .function("make", ["start"]) { (a0: Int?) -> Int in
                                     Stepper.make(a0 ?? .zero)
                                 }
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 3)
 
                             private static func luaExportedType(Stepper_classMember2_unit: Void) -> LuaClassMember {
-                                .readOnlyProperty("unit", get: {
+                                #sourceLocation(file: "Test.swift", line: 3)
+                                return .readOnlyProperty("unit", get: {
                                         Stepper.unit
                                     })
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
 
                             class var luaClass: LuaClass {
                                 luaExported_Stepper.luaClass

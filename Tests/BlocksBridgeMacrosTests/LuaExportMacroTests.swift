@@ -39,37 +39,31 @@ struct LuaExportMacroTests {
                                 ]
                             )
 
-                            #sourceLocation(file: "Test.swift", line: 5)
-
                             private static func luaExportedType(Gadget_member0_stash: Void) -> LuaMember {
-                                .method("stash", ["value"]) { (object: Gadget, a0: Opaque) -> Void in
+                                #sourceLocation(file: "Test.swift", line: 5)
+                                return .method("stash", ["value"]) { (object: Gadget, a0: Opaque) -> Void in
                                     object.stash(a0)
                                 }
+                                #sourceLocation()
                             }
 
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 4)
-
                             private static func luaExportedType(Gadget_member1_blob: Void) -> LuaMember {
-                                .property("blob", get: { (object: Gadget) in
+                                #sourceLocation(file: "Test.swift", line: 4)
+                                return .property("blob", get: { (object: Gadget) in
                                         object.blob
                                     }, set: { (object: Gadget, value) in
                                         object.blob = value
                                     })
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 3)
 
                             private static func luaExportedType(Gadget_classMember0_init: Void) -> LuaClassMember {
-                                .constructor([]) { () -> Gadget in
+                                #sourceLocation(file: "Test.swift", line: 3)
+                                return .constructor([]) { () -> Gadget in
                                     Gadget()
                                 }
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
 
                             class var luaClass: LuaClass {
                                 luaExported_Gadget.luaClass
@@ -181,37 +175,31 @@ struct LuaExportMacroTests {
                                 ]
                             )
 
-                            #sourceLocation(file: "Test.swift", line: 3)
-
                             private static func luaExportedType(Gadget_member0_repeat: Void) -> LuaMember {
-                                .method("repeat", ["in"]) { (object: Gadget, a0: Int) -> Int in
+                                #sourceLocation(file: "Test.swift", line: 3)
+                                return .method("repeat", ["in"]) { (object: Gadget, a0: Int) -> Int in
                                     object.`repeat`(a0)
                                 }
+                                #sourceLocation()
                             }
 
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 4)
-
                             private static func luaExportedType(Gadget_member1_default: Void) -> LuaMember {
-                                .property("default", get: { (object: Gadget) in
+                                #sourceLocation(file: "Test.swift", line: 4)
+                                return .property("default", get: { (object: Gadget) in
                                         object.`default`
                                     }, set: { (object: Gadget, value) in
                                         object.`default` = value
                                     })
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 2)
 
                             private static func luaExportedType(Gadget_classMember0_init: Void) -> LuaClassMember {
-                                .constructor([]) { () -> Gadget in
+                                #sourceLocation(file: "Test.swift", line: 2)
+                                return .constructor([]) { () -> Gadget in
                                     Gadget()
                                 }
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
 
                             class var luaClass: LuaClass {
                                 luaExported_Gadget.luaClass
@@ -265,37 +253,31 @@ struct LuaExportMacroTests {
                                 ]
                             )
 
-                            #sourceLocation(file: "Test.swift", line: 3)
-
                             private static func luaExportedType(Bag_member0_items: Void) -> LuaMember {
-                                .property("items", get: { (object: Bag) in
+                                #sourceLocation(file: "Test.swift", line: 3)
+                                return .property("items", get: { (object: Bag) in
                                         object.items
                                     }, set: { (object: Bag, value) in
                                         object.items = value
                                     })
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 8)
 
                             private static func luaExportedType(Bag_member1_debugLabel: Void) -> LuaMember {
-                                .readOnlyProperty("label", get: { (object: Bag) in
+                                #sourceLocation(file: "Test.swift", line: 8)
+                                return .readOnlyProperty("label", get: { (object: Bag) in
                                         object.debugLabel
                                     })
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
-
-                            #sourceLocation(file: "Test.swift", line: 2)
 
                             private static func luaExportedType(Bag_classMember0_init: Void) -> LuaClassMember {
-                                .constructor([]) { () -> Bag in
+                                #sourceLocation(file: "Test.swift", line: 2)
+                                return .constructor([]) { () -> Bag in
                                     Bag()
                                 }
+                                #sourceLocation()
                             }
-
-                            #sourceLocation()
 
                             class var luaClass: LuaClass {
                                 luaExported_Bag.luaClass
