@@ -18,7 +18,13 @@ public enum LuaAnnotationTypes {
         // Qualified and marked: `annotations()` names it as it names the class (short unless two
         // written classes share the name).
         if type is any LuaBridged.Type { return classMarker + String(reflecting: type) + classMarker }
-        if let codable = type as? any LuaCodable.Type { return decodableName(codable) }
+        if let codable = type as? any LuaCodable.Type {
+            // Described when annotations are written, not when the class is built: finding the
+            // fields runs the type's `init(from:)` (`LuaCodableSchema`).
+            let name = String(reflecting: codable)
+            codableTypes.withLock { $0[name] = codable }
+            return codableMarker + name + codableMarker
+        }
         switch type.luaTypeName {
         case "value": return "any"
         default: return type.luaTypeName
@@ -27,6 +33,9 @@ public enum LuaAnnotationTypes {
 
     /// Brackets a class's qualified name in annotation types, for `annotations()` to resolve.
     static let classMarker = "\u{1}"
+    /// Brackets a LuaCodable type's qualified name, for `annotations()` to describe.
+    static let codableMarker = "\u{2}"
+    static let codableTypes = Mutex<[String: any LuaCodable.Type]>([:])
 
     private static func rawName<E: LuaEnum>(_ type: E.Type) -> String { name(E.RawValue.self) }
 

@@ -56,7 +56,16 @@ struct AnnotationWriter {
 
     /// An annotation type with each marked class (`LuaAnnotationTypes.classMarker`) named as its
     /// `---@class` is: a written class by its class name, any other by its Swift name.
+    /// A marked Codable value (`LuaAnnotationTypes.codableMarker`) is described now: its name
+    /// (its `---@class` follows), its value's type, or `table`.
     private func resolve(_ type: String) -> String {
+        let codable = type.split(separator: Character(LuaAnnotationTypes.codableMarker), omittingEmptySubsequences: false)
+        let described = codable.count < 2 ? type : codable.enumerated().map { index, part in
+            guard index % 2 == 1 else { return String(part) }
+            guard let codableType = LuaAnnotationTypes.codableTypes.withLock({ $0[String(part)] }) else { return "table" }
+            return LuaAnnotationTypes.decodableName(codableType)
+        }.joined()
+        if described != type { return resolve(described) }  // a single value's type may be marked too
         let parts = type.split(separator: Character(LuaAnnotationTypes.classMarker), omittingEmptySubsequences: false)
         guard parts.count > 1 else { return type }
         return parts.enumerated().map { index, part in
