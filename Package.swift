@@ -40,6 +40,7 @@ let package = Package(
                 .embedInCode("DynamicDelegate/DelegateChunk.lua"),
                 .embedInCode("EventHandlers/EventDispatch.lua"),
                 .embedInCode("Tasks/TaskEngine.lua"),
+                .embedInCode("Tasks/RateLimiting.lua"),
                 .embedInCode("Workers/WorkerWaits.lua"),
             ]
         ),

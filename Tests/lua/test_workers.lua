@@ -638,6 +638,26 @@ test("channel: a cancelled task's wait is dropped (nothing left pending on the l
   eq(ch:receive(), "later")
 end)
 
+test("channel: a wait's error names the script's line (ch:receive, ch:send outside a task)", function()
+  local ch = bk.channel(1)
+  local where = debug.getinfo(1, "S").short_src
+  local line = debug.getinfo(1, "l").currentline
+  bk.performBlock(function() bk.stop() end, 0.01)
+  local ok, err = pcall(function()
+    local v = ch:receive()  -- line + 3 (the caller's line, pcall's, is line + 2)
+    return v
+  end)
+  eq(ok, false)
+  eq(err, ("%s:%d: stopped by bk.stop() before it was done"):format(where, line + 3))
+  ch:send(1)
+  bk.performBlock(function() bk.stop() end, 0.01)
+  local okS, errS = pcall(function()
+    ch:send(2)  -- line + 11
+  end)
+  eq(okS, false)
+  eq(errS, ("%s:%d: stopped by bk.stop() before it was done"):format(where, line + 11))
+end)
+
 -- MARK: sandbox limits (bklua's options, in a child)
 
 local BKLUA = os.getenv("BKLUA")

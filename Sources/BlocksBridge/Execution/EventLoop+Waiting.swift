@@ -18,7 +18,7 @@ extension LuaWaiter {
 }
 
 /// How a wait on the loop ended (`run(seconds:until:)`).
-enum LoopWaitOutcome: String {
+enum LoopWaitOutcome: String, CaseIterable {
     case done, timeout, stopped
     /// Ctrl-C at bklua's prompt (`interrupt`).
     case interrupted
@@ -55,16 +55,16 @@ extension EventLoop {
 
     /// The status of `handle` as `bk.await` sees it; while it is pending, `waiter` (when given) is
     /// added to it (with its registration for `unwatch`), else released (the caller holds the state).
-    func watch(_ handle: BlockHandle, adding waiter: LuaWaiter?, on stack: LuaStack) -> (String, Int?) {
-        let (status, registration): (String, Int?) = mutex.withLock {
+    func watch(_ handle: BlockHandle, adding waiter: LuaWaiter?, on stack: LuaStack) -> (LuaAwaitState, Int?) {
+        let (status, registration): (LuaAwaitState, Int?) = mutex.withLock {
             switch handle.status {
-            case .finished: return ("finished", nil)
-            case .cancelled: return ("cancelled", nil)
+            case .finished: return (.done, nil)
+            case .cancelled: return (.cancelled, nil)
             case .scheduled, .queued, .running:
-                return ("pending", waiter.map { handle.waiters.add($0) })
+                return (.pending, waiter.map { handle.waiters.add($0) })
             }
         }
-        if status != "pending", let waiter { release(waiter, on: stack) }
+        if status != .pending, let waiter { release(waiter, on: stack) }
         return (status, registration)
     }
 

@@ -18,7 +18,7 @@ final class SwiftCallExecutor: TaskExecutor {
 }
 
 /// Swift `async` work started by a Lua call of an async closure registered with `register`:
-/// awaitable from Lua (`TaskEngine.lua`'s Swift-call kind), so the calling task suspends until it
+/// awaitable from Lua (`LuaAwaitable`), so the calling task suspends until it
 /// finishes, and the Lua side can cancel it (`call:cancel()` cancels the Swift `Task`).
 ///
 /// The work runs off the state's thread and never touches Lua: its arguments were converted to
@@ -65,7 +65,7 @@ final class SwiftAsyncCall: LuaBridged, @unchecked Sendable {
 
     /// The outcome as the engine polls it; while pending, `waiter` (when given) is added, with the
     /// registration `unwatch` takes.
-    func poll(adding waiter: LuaWaiter?) -> (Outcome, registration: Int?) {
+    func outcome(adding waiter: LuaWaiter?) -> (Outcome, registration: Int?) {
         loop.mutex.withLock {
             if case .pending = outcome, let waiter { return (outcome, waiters.add(waiter)) }
             return (outcome, nil)
@@ -94,41 +94,28 @@ final class SwiftAsyncCall: LuaBridged, @unchecked Sendable {
         ],
         properties: [
             .readOnly("isFinished") { (call: SwiftAsyncCall, stack) in
-                if case .pending = call.poll(adding: nil).0 { stack.push(false) } else { stack.push(true) }
+                if case .pending = call.outcome(adding: nil).0 { stack.push(false) } else { stack.push(true) }
             },
         ])
 }
 
-extension TaskPrimitives {
-    /// pollSwiftCall(call [, f, arg]) -> "pending" [, registration] | "done", results... | "failed",
-    /// message; while pending, f(arg) is called on the main queue once it finishes (unless
-    /// unwatch(call, registration) removed it first).
-    static func pollSwiftCall(_ stack: LuaStack) -> Int32 {
-        guard let call = stack.toObject(SwiftAsyncCall.self, at: 1) else {
-            stack.pushNil()
-            return 1
-        }
-        let waiter = TaskPrimitives.waiter(stack)
-        let (outcome, registration) = call.poll(adding: waiter)
-        if let waiter, !(outcome.isPending) {
-            call.loop.release(reference: waiter.function, on: stack)
-            call.loop.release(reference: waiter.argument, on: stack)
-        }
-        stack.top = 1
-        switch outcome {
+extension SwiftAsyncCall: LuaAwaitable {
+    func poll(adding waiter: LuaWaiter?, on stack: LuaStack) -> LuaAwaitPoll {
+        let (current, registration) = outcome(adding: waiter)
+        if let waiter, !current.isPending { loop.release(waiter, on: stack) }
+        switch current {
         case .pending:
-            stack.push("pending")
-            return 1 + TaskPrimitives.pushRegistration(registration, on: stack)
+            return LuaAwaitPoll(state: .pending, registration: registration, events: 0)
         case .failed(let message):
-            stack.push("failed")
             stack.push(message)
-            return 2
+            return LuaAwaitPoll(state: .failed, events: 1, values: 1)
         case .done(let push):
-            stack.push("done")
             _ = stack.ensureSpace(20)
-            return 1 + push(stack)
+            return LuaAwaitPoll(state: .done, events: 1, values: push(stack))
         }
     }
+
+    func cancelAwaited(on stack: LuaStack) { cancel() }
 }
 
 extension SwiftAsyncCall.Outcome {

@@ -9,6 +9,31 @@
 -- it (a spurious wake-up costs one resume), and the task checks again. Wake-ups go through one
 -- queue, drained at the outermost level, so chains of tasks finishing never nest resumes.
 
+-- The natives (TaskPrimitives.swift): the runtime this file is built on, as async.nvim's is three
+-- documented functions. Every value Lua compares with what they answer comes from here too
+-- (PENDING ..., ran.*), never a copy of a Swift name.
+---@class bk.TaskNatives
+---@field runUntil fun(cell: table, seconds: number?): string runs the loop until cell[1] is set (the waiter a wait attached sets it), `seconds` at most; how the run ended (one of `ran`'s values), also left in cell.outcome. Raises "cannot wait on the loop from a block of another queue", and the sandbox's error when its limits stopped the script.
+---@field ran table<string, string> how a runUntil ended: ran.done, .timeout, .stopped, .interrupted (Ctrl-C at the prompt), .idle (nothing left that could set the cell), .limited
+---@field isAwaitable fun(x: any): boolean whether x is an awaitable Swift object (a block handle, a timer, a worker, an async Swift call)
+---@field poll fun(x: any, notify?: fun(waiter: any), waiter?: any): integer, integer?, integer, ... where x stands: state (PENDING, DONE, FAILED or CANCELLED), registration (while pending, when notify was given: notify(waiter) runs on the loop once x may be done, until unwatch drops it), events (how many times x came due: a timer's firings, a one-shot's 1 once it ended), then its results (DONE) or its error (FAILED)
+---@field unwatch fun(x: any, registration: integer) the wait ended otherwise (timed out, cancelled): x drops the waiter poll kept (O(1))
+---@field cancel fun(x: any) what an interrupted wait (Ctrl-C at the prompt) does to x: cancels a handle, a worker or a Swift call; leaves a timer running
+---@field PENDING integer
+---@field DONE integer
+---@field FAILED integer
+---@field CANCELLED integer
+---@field schedule fun(f: function, arg: any, seconds: number): lightuserdata f(arg) on the main queue after `seconds` (the engine's own delayed calls: a sleep's end, a timeout); the token unschedule takes
+---@field unschedule fun(token: lightuserdata) cancels a scheduled call until it ran
+---@field finishHandle fun(identity: lightuserdata) a delayed block that suspended (the identity the loop passed to runBlock) has ended
+---@field closing fun(): boolean whether the state is closing (C: never raises, cheap on every entry)
+---@field report fun(err: any, message?: string) reports err to bk.onError, with `message` when given (made by errorReport), else made now
+---@field errorReport fun(err: any): string what a report of err says, with the traceback recorded where it was raised
+---@field recordCoroutineTraceback fun(co: thread, err: any) records the traceback of the dead coroutine's stack for err
+---@field getmetatable fun(v: any): table? the raw metatable (ignores __metatable)
+---@field cancelled table bk.cancelled, the error a cancelled task's suspension point raises
+
+---@type table, table, bk.TaskNatives
 local G, bk, native = ...
 
 local coroutine, table = G.coroutine, G.table
@@ -19,16 +44,17 @@ local rawget, rawset, rawequal, setmetatable, next = G.rawget, G.rawset, G.raweq
 local unpack = table.unpack
 local huge = G.math.huge
 
-local performBlock, cancelBlock, now = bk.performBlock, bk.cancelBlock, bk.now
-local runUntil, watchHandle, watchTimer = native.runUntil, native.watchHandle, native.watchTimer
+local now = bk.now
+local runUntil, RAN = native.runUntil, native.ran
 local report, recordCoroutineTraceback, rawmetatable = native.report, native.recordCoroutineTraceback, native.getmetatable
 local errorReport = native.errorReport
 local closing = native.closing
-local isHandle, isTimer, finishHandle = native.isHandle, native.isTimer, native.finishHandle
+local finishHandle = native.finishHandle
 -- The engine's own delayed calls (no handle object; see TaskPrimitives.swift).
 local schedule, unschedule = native.schedule, native.unschedule
--- unwatch(x, registration): drops a waiter a handle, timer or Swift call still holds.
-local unwatch = native.unwatch
+local isAwaitable, poll, unwatch, cancelAwaitable = native.isAwaitable, native.poll, native.unwatch, native.cancel
+-- poll's states (LuaAwaitState); CANCELLED is whatever else poll answers.
+local AWAIT_PENDING, AWAIT_DONE, AWAIT_FAILED = native.PENDING, native.DONE, native.FAILED
 
 -- MARK: values and errors
 
@@ -43,14 +69,24 @@ local function typeName(v)
   return type(v)
 end
 
+-- Error positions. Every `level` in this file is error()'s level of the script's call, counted
+-- from the function that takes it (1: that function, 2: its caller): a function that raises calls
+-- error(message, level), one that hands it on adds one for each frame in between (so such a call
+-- is never a tail call, which leaves no frame: `return (f(...))`). A bk entry
+-- (async, await, a Task method, ...) finds the script at SCRIPT: scripts call it directly, and
+-- the stubs that load the engine (TasksLibrary.swift) tail-call it, leaving no frame between.
+local SCRIPT = 2
+
 local function argError(position, name, message, level)
-  error(("bad argument #%d to '%s' (%s)"):format(position, name, message), (level or 1) + 2)
+  error(("bad argument #%d to '%s' (%s)"):format(position, name, message), level)
 end
 
--- A duration or timeout: a finite number >= 0 (level: where the caller's caller is).
-local function checkDuration(v, position, name)
-  if type(v) ~= "number" then argError(position, name, "number expected, got " .. typeName(v), 2) end
-  if not (v >= 0 and v < huge) then argError(position, name, "duration must be a finite number >= 0", 2) end
+-- A duration or timeout: a finite number >= 0.
+local function checkDuration(v, position, name, level)
+  if type(v) ~= "number" then argError(position, name, "number expected, got " .. typeName(v), level + 1) end
+  if not (v >= 0 and v < huge) then
+    argError(position, name, "duration must be a finite number >= 0", level + 1)
+  end
 end
 
 -- While the state closes (finalizers, os.exit(code, true)) every entry refuses, naming itself, as
@@ -331,7 +367,7 @@ end
 
 local function async(f, ...)
   if closing() then atClose("async") end
-  if type(f) ~= "function" then argError(1, "async", "function expected, got " .. typeName(f)) end
+  if type(f) ~= "function" then argError(1, "async", "function expected, got " .. typeName(f), SCRIPT + 1) end
   local task = newTask(f)
   step(task, ...)
   return task.object
@@ -404,65 +440,43 @@ local taskKind = {
   sequence = function(object) return rawget(object, RECORD).seq end,
 }
 
-local handleKind = {
-  test = isHandle,
-  begin = function() return nil end,
-  poll = function(h)
-    local status = watchHandle(h)
-    if status == "finished" then return OK_EMPTY end
-    if status == "cancelled" then return CANCELLED_OUTCOME end
+-- The awaitables of Swift (handles, timers, workers, async Swift calls: LuaAwaitable), one kind
+-- polled with native.poll. A wait is done at the first event after it began (a timer's next
+-- firing; a one-shot's end, with its outcome). Ended before the wait began: its outcome now (a
+-- timer that ever fired is done; one that never did, cancelled). Ended since with no event: a
+-- timer invalidated first, cancelled. `since`, the token: the events when the wait began, or
+-- false when x had ended by then.
+local function nativeOutcome(since, state, _, events, ...)
+  if state == AWAIT_PENDING then
+    if since and events > since then return OK_EMPTY end
     return nil
-  end,
-  attach = function(h, waiter)
-    local _, registration = watchHandle(h, notify, waiter)
-    return registration
-  end,
-  detach = function(h, _, registration) if registration ~= nil then unwatch(h, registration) end end,
-}
-
--- A timer is done at its next firing after the await began; invalidated first: cancelled. One
--- that is invalid already is done (returns at once) when it ever fired.
-local timerKind = {
-  test = isTimer,
-  begin = function(t)
-    local firings, valid = watchTimer(t)
-    if not valid then return firings > 0 and -1 or -2 end
-    return firings
-  end,
-  poll = function(t, token)
-    if token == -1 then return OK_EMPTY end
-    if token == -2 then return CANCELLED_OUTCOME end
-    local firings, valid = watchTimer(t)
-    if firings > token then return OK_EMPTY end
-    if not valid then return CANCELLED_OUTCOME end
-    return nil
-  end,
-  attach = function(t, waiter)
-    local _, _, registration = watchTimer(t, notify, waiter)
-    return registration
-  end,
-  detach = function(t, _, registration) if registration ~= nil then unwatch(t, registration) end end,
-}
-
--- Swift async work started by an async closure registered with `register` (SwiftAsyncCall).
-local pollSwiftCall = native.pollSwiftCall
-local function swiftOutcome(state, ...)
-  if state == "pending" then return nil end
-  if state == "done" then return { true, n = select("#", ...), ... } end
-  return { false, (...) }
+  end
+  if since and events == since then return CANCELLED_OUTCOME end
+  if state == AWAIT_DONE then
+    local n = select("#", ...)
+    if n == 0 then return OK_EMPTY end
+    return { true, n = n, ... }
+  end
+  if state == AWAIT_FAILED then return { false, (...) } end
+  return CANCELLED_OUTCOME
 end
-local swiftCallKind = {
-  test = native.isSwiftCall,
-  begin = function() return nil end,
-  poll = function(c) return swiftOutcome(pollSwiftCall(c)) end,
-  attach = function(c, waiter)
-    local state, registration = pollSwiftCall(c, notify, waiter)
-    if state == "pending" then return registration end
+
+local nativeKind = {
+  test = isAwaitable,
+  begin = function(x)
+    local state, _, events = poll(x)
+    return state == AWAIT_PENDING and events
   end,
-  detach = function(c, _, registration) if registration ~= nil then unwatch(c, registration) end end,
+  poll = function(x, since) return nativeOutcome(since, poll(x)) end,
+  attach = function(x, waiter)
+    local _, registration = poll(x, notify, waiter)
+    return registration
+  end,
+  detach = function(x, _, registration) if registration ~= nil then unwatch(x, registration) end end,
+  cancel = cancelAwaitable,
 }
 
-kinds[1], kinds[2], kinds[3], kinds[4] = taskKind, handleKind, timerKind, swiftCallKind
+kinds[1], kinds[2] = taskKind, nativeKind
 
 local function kindOf(x)
   for i = 1, #kinds do
@@ -474,8 +488,8 @@ end
 
 -- MARK: waiting
 
--- The loop run of a wait outside a task: returns how it ended ("done", "cancelled", "timeout",
--- "stopped", "idle", "interrupted" or runUntil's error message).
+-- The loop run of a wait outside a task: returns how it ended (one of RAN's values, "cancelled",
+-- or runUntil's error message).
 local function runNested(cell, task, check, deadline)
   while true do
     local left = deadline and deadline - now()
@@ -483,8 +497,8 @@ local function runNested(cell, task, check, deadline)
     local ok, how = pcall(runUntil, cell, left)
     if not ok then return how end
     if task ~= nil and task.cancelled then return "cancelled" end
-    if check() then return "done" end
-    if how ~= "done" then return how end
+    if check() then return RAN.done end
+    if how ~= RAN.done then return how end
     rawset(cell, 1, nil)
   end
 end
@@ -497,7 +511,7 @@ end
 -- Waits until check() is true: suspends the running task, or runs the loop outside any task (and
 -- in a task whose caller cannot yield: a block called by a C helper). attach(waiter) /
 -- detach(waiter) register the waiter with what it waits on. Raises bk.cancelled when the task is
--- cancelled, "timed out" after `timeout` seconds (level: the user's call, from wait's caller);
+-- cancelled, "timed out" after `timeout` seconds (at `level`, the script's call from here);
 -- `quiet`: returns false on timeout instead (true when done).
 local function wait(check, attach, detach, timeout, level, interrupt, quiet)
   local task = runningTask()
@@ -531,7 +545,7 @@ local function wait(check, attach, detach, timeout, level, interrupt, quiet)
         if outcome == "cancelled" then error(cancelled) end
         if outcome == "timed out" then
           if quiet then return false end
-          error("timed out", level + 1)
+          error("timed out", level)
         end
         return true
       end
@@ -555,32 +569,32 @@ local function wait(check, attach, detach, timeout, level, interrupt, quiet)
   detach(cell)
   if task ~= nil then task.nested = nil end
   if not ran then
-    if rawget(cell, "outcome") == "interrupted" and interrupt ~= nil then interrupt() end
+    if rawget(cell, "outcome") == RAN.interrupted and interrupt ~= nil then interrupt() end
     error(outcome, 0)
   end
-  if outcome == "done" then return true end
+  if outcome == RAN.done then return true end
   if outcome == "cancelled" then error(cancelled) end
-  if outcome == "timeout" then
+  if outcome == RAN.timeout then
     if quiet then return false end
-    error("timed out", level + 1)
+    error("timed out", level)
   end
-  if outcome == "stopped" then error("stopped by bk.stop() before it was done", level + 1) end
-  if outcome == "idle" then error("would wait forever: nothing pending on the loop can finish it", level + 1) end
-  if outcome == "interrupted" then
+  if outcome == RAN.stopped then error("stopped by bk.stop() before it was done", level) end
+  if outcome == RAN.idle then error("would wait forever: nothing pending on the loop can finish it", level) end
+  if outcome == RAN.interrupted then
     -- Ctrl-C at bklua's prompt: what the prompt was waiting for is cancelled too.
     if interrupt ~= nil then interrupt() end
-    error("interrupted", level + 1)
+    error("interrupted", level)
   end
   -- runUntil's own error (refused on another queue's thread), or the "interrupted!" of bklua's
-  -- Ctrl-C hook, raised as runUntil returned "interrupted".
-  if rawget(cell, "outcome") == "interrupted" and interrupt ~= nil then interrupt() end
+  -- Ctrl-C hook, raised as runUntil returned RAN.interrupted.
+  if rawget(cell, "outcome") == RAN.interrupted and interrupt ~= nil then interrupt() end
   error(outcome, 0)
 end
 
--- Cancels what an interrupted wait was waiting for: a task, a handle, a Swift call, or another
--- family's awaitable whose kind has `cancel`; anything else is left as it is.
+-- Cancels what an interrupted wait was waiting for: a task, an awaitable of Swift (native.cancel),
+-- or another family's awaitable whose kind has `cancel`; anything else is left as it is.
 function cancelWork(x)
-  if isTask(x) then cancel(recordOf(x)) elseif isHandle(x) then cancelBlock(x) elseif swiftCallKind.test(x) then x:cancel()
+  if isTask(x) then cancel(recordOf(x))
   else
     local kind = kindOf(x)
     if kind ~= nil and kind.cancel ~= nil then kind.cancel(x) end
@@ -588,9 +602,9 @@ function cancelWork(x)
 end
 
 -- For other families' waits (channels): waits as bk.await does until check() is true; returns
--- true, or false once `timeout` seconds have passed. `level`: the user's call, from the caller.
+-- true, or false once `timeout` seconds have passed. `level`: the script's call, from waitFor.
 local function waitFor(check, attach, detach, timeout, level)
-  return wait(check, attach, detach, timeout, level + 2, nil, true)
+  return (wait(check, attach, detach, timeout, level + 1, nil, true))  -- not a tail call: a frame, as counted
 end
 
 local function results(outcome)
@@ -608,8 +622,8 @@ local function await(x, timeout)
     return unpack(r, 1, r.n)
   end
   local kind = kindOf(x)
-  if kind == nil then argError(1, "await", "task expected, got " .. typeName(x)) end
-  if timeout ~= nil then checkDuration(timeout, 2, "await") end
+  if kind == nil then argError(1, "await", "task expected, got " .. typeName(x), SCRIPT + 1) end
+  if timeout ~= nil then checkDuration(timeout, 2, "await", SCRIPT + 1) end
   local token = kind.begin(x)
   local outcome, registration
   wait(function()
@@ -618,7 +632,7 @@ local function await(x, timeout)
   end, function(waiter) registration = kind.attach(x, waiter, token) end, function(waiter)
     kind.detach(x, waiter, registration)
     registration = nil
-  end, timeout, 2, function() cancelWork(x) end)
+  end, timeout, SCRIPT + 1, function() cancelWork(x) end)
   return results(outcome)
 end
 
@@ -637,7 +651,7 @@ end
 
 local function sleep(seconds)
   if closing() then atClose("sleep") end
-  checkDuration(seconds, 1, "sleep")
+  checkDuration(seconds, 1, "sleep", SCRIPT + 1)
   local task = runningTask()
   if task ~= nil and task.cancelled then error(cancelled) end
   if task ~= nil and isyieldable() then
@@ -654,7 +668,8 @@ local function sleep(seconds)
   local cell = {}
   local token = schedule(sleepCellDone, cell, seconds)
   local ok, err = pcall(wait, function() return rawget(cell, 1) == true end,
-    function(waiter) rawset(cell, 2, waiter) end, function() rawset(cell, 2, nil) end, nil, 3)
+    function(waiter) rawset(cell, 2, waiter) end, function() rawset(cell, 2, nil) end, nil,
+    SCRIPT + 2)  -- wait's frame, then pcall's
   if not ok then
     unschedule(token)
     error(err, 0)
@@ -662,8 +677,8 @@ local function sleep(seconds)
 end
 
 -- Items of a list argument, raw, up to the first nil, each with its kind and token.
-local function listItems(list, name)
-  if type(list) ~= "table" then argError(1, name, "table expected, got " .. typeName(list), 2) end
+local function listItems(list, name, level)
+  if type(list) ~= "table" then argError(1, name, "table expected, got " .. typeName(list), level + 1) end
   local items = {}
   local i = 1
   while true do
@@ -671,7 +686,7 @@ local function listItems(list, name)
     if x == nil then break end
     local kind = kindOf(x)
     if kind == nil then
-      argError(1, name, ("item %d is not awaitable (task expected, got %s)"):format(i, typeName(x)), 2)
+      argError(1, name, ("item %d is not awaitable (task expected, got %s)"):format(i, typeName(x)), level + 1)
     end
     items[i] = { x, kind, kind.begin(x) }
     i = i + 1
@@ -707,8 +722,8 @@ end
 
 local function awaitAll(list, timeout)
   if closing() then atClose("awaitAll") end
-  local items = listItems(list, "awaitAll")
-  if timeout ~= nil then checkDuration(timeout, 2, "awaitAll") end
+  local items = listItems(list, "awaitAll", SCRIPT + 1)
+  if timeout ~= nil then checkDuration(timeout, 2, "awaitAll", SCRIPT + 1) end
   local outcomes, seen = {}, {}
   local failed
   local attach, detach = attachAll(items)
@@ -727,7 +742,7 @@ local function awaitAll(list, timeout)
       end
     end
     return all or failed ~= nil
-  end, attach, detach, timeout, 2, cancelAll(items))
+  end, attach, detach, timeout, SCRIPT + 1, cancelAll(items))
   if failed ~= nil then error(outcomes[failed][2], 0) end
   local list = {}
   for i = 1, #items do
@@ -739,9 +754,9 @@ end
 
 local function awaitAny(list, timeout)
   if closing() then atClose("awaitAny") end
-  local items = listItems(list, "awaitAny")
-  if #items == 0 then argError(1, "awaitAny", "non-empty list expected") end
-  if timeout ~= nil then checkDuration(timeout, 2, "awaitAny") end
+  local items = listItems(list, "awaitAny", SCRIPT + 1)
+  if #items == 0 then argError(1, "awaitAny", "non-empty list expected", SCRIPT + 1) end
+  if timeout ~= nil then checkDuration(timeout, 2, "awaitAny", SCRIPT + 1) end
   local first, firstOutcome
   local attach, detach = attachAll(items)
   wait(function()
@@ -755,28 +770,28 @@ local function awaitAny(list, timeout)
       end
     end
     return first ~= nil
-  end, attach, detach, timeout, 2, cancelAll(items))
+  end, attach, detach, timeout, SCRIPT + 1, cancelAll(items))
   return first, results(firstOutcome)
 end
 
 -- MARK: the Task class
 
-local function checkTask(t, name)
+local function checkTask(t, name, level)
   if not isTask(t) then
-    error(("calling '%s' on bad self (bk.Task expected, got %s)"):format(name, typeName(t)), 3)
+    error(("calling '%s' on bad self (bk.Task expected, got %s)"):format(name, typeName(t)), level)
   end
 end
 
 function methods.cancel(t)
   if closing() then atClose("cancel") end
-  checkTask(t, "cancel")
+  checkTask(t, "cancel", SCRIPT + 1)
   cancel(rawget(t, RECORD))
 end
 
 function methods.result(t, timeout)
   if closing() then atClose("result") end
-  checkTask(t, "result")
-  if timeout ~= nil then checkDuration(timeout, 2, "result") end
+  checkTask(t, "result", SCRIPT + 1)
+  if timeout ~= nil then checkDuration(timeout, 2, "result", SCRIPT + 1) end
   return await(t, timeout)
 end
 
@@ -791,7 +806,7 @@ function Task.__index(object, k)
 end
 
 function Task.__newindex(t, k)
-  error(("cannot set field '%s' of bk.Task"):format(tostring(k)), 2)
+  error(("cannot set field '%s' of bk.Task"):format(tostring(k)), SCRIPT)  -- the VM calls it from the script
 end
 
 function Task.__tostring(object)
@@ -806,133 +821,6 @@ end
 Task.methods = methods
 Task.__metatable = "bk.Task"
 
-
--- MARK: debounce and throttle
-
--- Private keys of bk.Debounced / bk.Throttled objects.
-local FN, INTERVAL, PENDING, ARGS = {}, {}, {}, {}
-
-local function pack(...) return { n = select("#", ...), ... } end
-
-local function limiterClass(name)
-  local class = { __name = name, __metatable = name }
-  local methods = {}
-  class.methods = methods
-  function class.__index(_, k) return methods[k] end
-  function class.__newindex(_, k) error(("cannot set field '%s' of %s"):format(tostring(k), name), 2) end
-  function class.__tostring(o)
-    return name .. "(" .. (rawget(o, ARGS) ~= nil and "pending" or "idle") .. ")"  -- a call is kept
-  end
-  local function check(o, method)
-    if closing() then atClose(method) end
-    if type(o) ~= "table" or rawmetatable(o) ~= class or rawget(o, FN) == nil then
-      error(("calling '%s' on bad self (%s expected, got %s)"):format(method, name, typeName(o)), 3)
-    end
-  end
-  return class, methods, check
-end
-
-local Debounced, debouncedMethods, checkDebounced = limiterClass("bk.Debounced")
-
-local function debounceFire(d)
-  rawset(d, PENDING, nil)
-  local args = rawget(d, ARGS)
-  rawset(d, ARGS, nil)
-  return rawget(d, FN)(unpack(args, 1, args.n))
-end
-
-function Debounced.__call(d, ...)
-  if closing() then atClose("bk.Debounced") end
-  local pending = rawget(d, PENDING)
-  if pending ~= nil then cancelBlock(pending) end
-  rawset(d, ARGS, pack(...))
-  rawset(d, PENDING, performBlock(d, debounceFire, rawget(d, INTERVAL)))
-end
-
-function debouncedMethods.cancel(d)
-  checkDebounced(d, "cancel")
-  local pending = rawget(d, PENDING)
-  if pending ~= nil then cancelBlock(pending) end
-  rawset(d, PENDING, nil)
-  rawset(d, ARGS, nil)
-end
-
-function debouncedMethods.flush(d)
-  checkDebounced(d, "flush")
-  local pending = rawget(d, PENDING)
-  if pending == nil then return end
-  cancelBlock(pending)
-  return debounceFire(d)
-end
-
-local function debounce(f, delay)
-  if closing() then atClose("debounce") end
-  if type(f) ~= "function" then argError(1, "debounce", "function expected, got " .. typeName(f)) end
-  checkDuration(delay, 2, "debounce")
-  return setmetatable({ [FN] = f, [INTERVAL] = delay }, Debounced)
-end
-
-local Throttled, throttledMethods, checkThrottled = limiterClass("bk.Throttled")
-local throttleEnd
-
--- The interval's window: it keeps the loop alive only while it holds a call to run at its end
--- (an idle window must not keep bklua or bk.run() waiting).
-local function openWindow(t)
-  local window = performBlock(t, throttleEnd, rawget(t, INTERVAL))
-  window:unref()
-  rawset(t, PENDING, window)
-end
-
--- The interval since the last run is over: run the trailing call (and start a new interval).
-function throttleEnd(t)
-  local args = rawget(t, ARGS)
-  if args == nil then
-    rawset(t, PENDING, nil)
-    return
-  end
-  rawset(t, ARGS, nil)
-  openWindow(t)
-  return rawget(t, FN)(unpack(args, 1, args.n))
-end
-
-function Throttled.__call(t, ...)
-  if closing() then atClose("bk.Throttled") end
-  local window = rawget(t, PENDING)
-  if window ~= nil then
-    rawset(t, ARGS, pack(...))  -- the latest call, run when the interval ends
-    window:ref()
-    return
-  end
-  openWindow(t)
-  return rawget(t, FN)(...)
-end
-
-function throttledMethods.cancel(t)
-  checkThrottled(t, "cancel")
-  local pending = rawget(t, PENDING)
-  if pending ~= nil then cancelBlock(pending) end
-  rawset(t, PENDING, nil)
-  rawset(t, ARGS, nil)
-end
-
-function throttledMethods.flush(t)
-  checkThrottled(t, "flush")
-  local args = rawget(t, ARGS)
-  if args == nil then return end
-  local pending = rawget(t, PENDING)
-  if pending ~= nil then cancelBlock(pending) end
-  return throttleEnd(t)
-end
-
-local function throttle(f, interval)
-  if closing() then atClose("throttle") end
-  if type(f) ~= "function" then argError(1, "throttle", "function expected, got " .. typeName(f)) end
-  checkDuration(interval, 2, "throttle")
-  return setmetatable({ [FN] = f, [INTERVAL] = interval }, Throttled)
-end
-
-debouncedMethods.bk_cancel, debouncedMethods.bk_flush = debouncedMethods.cancel, debouncedMethods.flush
-throttledMethods.bk_cancel, throttledMethods.bk_flush = throttledMethods.cancel, throttledMethods.flush
 
 internal[wake] = true
 internal[notify] = true
@@ -956,8 +844,6 @@ return {
   awaitAll = awaitAll,
   awaitAny = awaitAny,
   currentTask = currentTask,
-  debounce = debounce,
-  throttle = throttle,
 }, {
   runBlock = runBlock,
   isFinished = function(object)
@@ -974,4 +860,7 @@ return {
     if t ~= nil then cancel(t) end
   end,
   Task = Task,
+  -- For RateLimiting.lua: the entries' checks, as this file makes them.
+  checks = { SCRIPT = SCRIPT, argError = argError, checkDuration = checkDuration, typeName = typeName,
+    atClose = atClose },
 }

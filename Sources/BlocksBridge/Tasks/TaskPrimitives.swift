@@ -2,7 +2,9 @@ import CLua
 import CLuaShim
 
 /// The Swift functions `TaskEngine.lua` is built on (never exported in `bk`): waiting on the loop,
-/// watching handles and timers, reporting errors.
+/// polling the awaitables of Swift (`LuaAwaitable`), the engine's own delayed calls, reporting
+/// errors. Each entry is described here and annotated (LuaLS) where the engine takes it
+/// (`bk.TaskNatives` in `TaskEngine.lua`).
 enum TaskPrimitives {
     /// Pushes the table of primitives.
     static func push(on stack: LuaStack) {
@@ -12,8 +14,8 @@ enum TaskPrimitives {
             stack.push(function: name, body)
             stack.rawSet(table, field: name)
         }
-        // runUntil(cell, seconds|nil) -> "done" | "timeout" | "stopped" | "interrupted" | "idle": runs
-        // the loop until cell[1] is set (what the awaited thing's waiter does).
+        // runUntil(cell, seconds|nil) -> how the run ended, one of `ran`'s values: runs the loop until
+        // cell[1] is set (what the awaited thing's waiter does).
         add("runUntil") { stack throws(LuaRaise) in
             try stack.checkTable(1)
             let loop = stack.eventLoop
@@ -33,42 +35,31 @@ enum TaskPrimitives {
             stack.rawSet(1, field: "outcome")
             return 1
         }
-        // watchHandle(handle [, f, arg]) -> "pending" | "finished" | "cancelled" [, registration];
-        // while pending, f(arg) is called on the main queue once it finished or was cancelled
-        // (unless unwatch(handle, registration) removed it first).
-        add("watchHandle") { stack in
-            guard let handle = stack.toObject(BlockHandle.self, at: 1) else {
-                stack.pushNil()
-                return 1
-            }
-            let (status, registration) = handle.loop.watch(handle, adding: waiter(stack), on: stack)
-            stack.push(status)
-            return 1 + pushRegistration(registration, on: stack)
+        // The awaitables of Swift (LuaAwaitable: handles, timers, workers, async Swift calls).
+        // PENDING, DONE, FAILED, CANCELLED: the states poll answers (LuaAwaitState).
+        for state in LuaAwaitState.allCases {
+            stack.push(state.rawValue)
+            stack.rawSet(table, field: state.luaName)
         }
-        // watchTimer(timer [, f, arg]) -> firings, valid [, registration]; while valid, f(arg) is
-        // called on the main queue after its next firing or its invalidation.
-        add("watchTimer") { stack in
-            guard let timer = stack.toObject(BlockTimer.self, at: 1) else {
-                stack.pushNil()
-                return 1
-            }
-            let state = timer.loop.watch(timer, adding: waiter(stack), on: stack)
-            stack.push(state.firings)
-            stack.push(state.valid)
-            return 2 + pushRegistration(state.registration, on: stack)
+        // isAwaitable(x) -> whether x is one.
+        add("isAwaitable") { stack in
+            stack.push(stack.awaitable(at: 1) != nil)
+            return 1
         }
-        // unwatch(x, registration): a wait on the handle, timer or Swift call x ended otherwise
-        // (timed out, cancelled): x drops the waiter it registered, which was not notified.
+        // poll(x [, notify, waiter]) -> state, registration|nil, events, values...: see
+        // `pushPoll`.
+        add("poll") { stack in pushPoll(stack) }
+        // unwatch(x, registration): a wait on x ended otherwise (timed out, cancelled): x drops the
+        // waiter poll kept, which was not notified.
         add("unwatch") { stack in
-            guard let number = stack.toInteger(2) else { return 0 }
-            let registration = Int(number)
-            if let handle = stack.toObject(BlockHandle.self, at: 1) {
-                handle.loop.unwatch(handle, registration: registration, on: stack)
-            } else if let timer = stack.toObject(BlockTimer.self, at: 1) {
-                timer.loop.unwatch(timer, registration: registration, on: stack)
-            } else if let call = stack.toObject(SwiftAsyncCall.self, at: 1) {
-                call.unwatch(registration: registration, on: stack)
+            if let awaitable = stack.awaitable(at: 1), let registration = stack.toInteger(2) {
+                awaitable.unwatch(registration: Int(registration), on: stack)
             }
+            return 0
+        }
+        // cancel(x): what an interrupted wait (Ctrl-C at the prompt) does to x.
+        add("cancel") { stack in
+            stack.awaitable(at: 1)?.cancelAwaited(on: stack)
             return 0
         }
         // closing() -> whether the state is closing: each entry of the engine refuses then, naming
@@ -85,6 +76,13 @@ enum TaskPrimitives {
         }
         // schedule(f, arg, seconds) -> token: f(arg) on the main queue after `seconds` (a sleep's
         // end, a timeout); unschedule(token) cancels it until it ran. Lua holds a light userdata.
+        // ran.done, .timeout, .stopped, .interrupted, .idle, .limited: what runUntil answers.
+        stack.pushNewTable(recordCount: Int32(LoopWaitOutcome.allCases.count))
+        for outcome in LoopWaitOutcome.allCases {
+            stack.push(outcome.rawValue)
+            stack.rawSet(-2, field: outcome.rawValue)
+        }
+        stack.rawSet(table, field: "ran")
         add("schedule") { stack in
             let token = stack.eventLoop.scheduleForEngine(functionAt: 1, argument: 2, after: stack.toNumber(3) ?? 0,
                                                           in: stack)
@@ -96,19 +94,6 @@ enum TaskPrimitives {
                 stack.eventLoop.cancelForEngine(token, on: stack)
             }
             return 0
-        }
-        add("pollSwiftCall") { stack in pollSwiftCall(stack) }
-        add("isSwiftCall") { stack in
-            stack.push(stack.toObject(SwiftAsyncCall.self, at: 1) != nil)
-            return 1
-        }
-        add("isHandle") { stack in
-            stack.push(stack.toObject(BlockHandle.self, at: 1) != nil)
-            return 1
-        }
-        add("isTimer") { stack in
-            stack.push(stack.toObject(BlockTimer.self, at: 1) != nil)
-            return 1
         }
         // report(err [, message]): to bk.onError, with `message` when given (made by errorReport
         // while the traceback recorded where err was raised was still there), else made now.
@@ -137,11 +122,36 @@ enum TaskPrimitives {
         stack.rawSet(table, field: "errorReport")
     }
 
-    /// Pushes a waiter's registration (nothing without one); returns how many values it pushed.
-    static func pushRegistration(_ registration: Int?, on stack: LuaStack) -> Int32 {
-        guard let registration else { return 0 }
-        stack.push(Int64(registration))
-        return 1
+    /// poll(x [, notify, waiter]) -> state, registration|nil, events, values...: where the
+    /// awaitable x stands (`LuaAwaitState`: the engine's PENDING, DONE, FAILED, CANCELLED); while
+    /// pending and given a waiter, notify(waiter) is called on the loop once x may be done, until
+    /// unwatch(x, registration) drops it. `events`: how many times x came due (a timer's firings,
+    /// a one-shot's 1 once it ended). The values: the results when done, the error when failed.
+    /// Nothing but nil for anything else.
+    static func pushPoll(_ stack: LuaStack) -> Int32 {
+        guard let awaitable = stack.awaitable(at: 1) else {
+            stack.pushNil()
+            return 1
+        }
+        let waiter = waiter(stack)
+        stack.top = 1
+        let poll = awaitable.poll(adding: waiter, on: stack)
+        guard stack.ensureSpace(3) else {  // only when a worker returned ~a million values
+            stack.top = 1
+            stack.push(LuaAwaitState.failed.rawValue)
+            stack.pushNil()
+            stack.push(Int64(poll.events))
+            stack.push("too many results")
+            return 4
+        }
+        stack.push(poll.state.rawValue)
+        if let registration = poll.registration { stack.push(Int64(registration)) } else { stack.pushNil() }
+        stack.push(Int64(poll.events))
+        if poll.values > 0 {
+            // state, registration, events below the values: each insert moves the top one.
+            for _ in 0 ..< 3 { stack.insert(at: 2) }
+        }
+        return 3 + poll.values
     }
 
     /// The waiter at 2 (a function) and 3 (its argument), as registry references; nil without one.

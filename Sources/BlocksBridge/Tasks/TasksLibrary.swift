@@ -170,12 +170,39 @@ enum TaskEngine {
         stack.setMetatable(of: -2)
     }
 
+    /// Loads `RateLimiting.lua` (bk.debounce, bk.throttle) with the engine's natives and table, and
+    /// puts its functions into the engine's functions, just below `engine`.
+    private static func loadRateLimiting(on stack: LuaStack, natives: Int32, engine: Int32,
+                                         handler: Int32) throws(LuaRaise) {
+        do throws(LuaError) {
+            try stack.load(bytes: PackageResources.RateLimiting_lua, name: "=bk/RateLimiting.lua")
+        } catch {
+            throw .message("tasks: \(error.message)")
+        }
+        stack.pushGlobalTable()
+        BKModule.pushModule(on: stack)
+        stack.pushCopy(of: natives)
+        stack.pushCopy(of: engine)
+        guard stack.protectedCall(arguments: 4, results: 1, handler: handler) == LUA_OK,
+              stack.type(at: -1) == .table else {
+            throw .message("tasks: \(stack.toString(-1) ?? "?")")
+        }
+        let limiters = stack.top
+        for name in ["debounce", "throttle"] {
+            stack.rawGet(limiters, field: name)
+            stack.rawSet(engine - 1, field: name)
+        }
+        stack.pop()
+    }
+
     /// Pushes the engine's table of functions, loading it on first use (the base, coroutine and
     /// table libraries must be open by then) and putting its functions into the module table.
     static func pushFunctions(on stack: LuaStack) throws(LuaRaise) {
         if stack.rawGet(LuaStack.registryIndex, field: functionsKey) == .table { return }
         stack.pop()
         let handler = stack.pushMessageHandler()
+        TaskPrimitives.push(on: stack)
+        let natives = stack.top  // given to the engine and to RateLimiting.lua
         do throws(LuaError) {
             try stack.load(bytes: PackageResources.TaskEngine_lua, name: "=bk/TaskEngine.lua")
         } catch {
@@ -183,7 +210,7 @@ enum TaskEngine {
         }
         stack.pushGlobalTable()
         BKModule.pushModule(on: stack)
-        TaskPrimitives.push(on: stack)
+        stack.pushCopy(of: natives)
         guard stack.protectedCall(arguments: 3, results: 2, handler: handler) == LUA_OK else {
             let message = stack.toString(-1) ?? "?"
             throw .message("tasks need the base, coroutine and table libraries (\(message))")
@@ -191,8 +218,10 @@ enum TaskEngine {
         let engine = stack.top  // below it: the functions
         stack.pushCopy(of: engine)
         stack.rawSet(LuaStack.registryIndex, field: registryKey)
+        try loadRateLimiting(on: stack, natives: natives, engine: engine, handler: handler)
         try runExtensions(on: stack, engine: engine, handler: handler)
         stack.pop()
+        stack.remove(at: natives)
         let functions = stack.top
         stack.pushCopy(of: functions)
         stack.rawSet(LuaStack.registryIndex, field: functionsKey)

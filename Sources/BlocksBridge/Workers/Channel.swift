@@ -141,7 +141,8 @@ public final class Channel: LuaShareable, @unchecked Sendable {
     }
 
     enum SendAttempt { case sent, full, closed }
-    enum ReceiveAttempt { case value, empty, closed }
+    /// Exported to `WorkerWaits.lua` as `native.received` (its numbers, by case name).
+    enum ReceiveAttempt: Int64, CaseIterable { case value = 1, empty, closed }
 
     /// Copies the value at `index` in when there is room, without waiting.
     func trySend(_ stack: LuaStack, _ index: Int32) throws(LuaRaise) -> SendAttempt {

@@ -4,44 +4,43 @@
 -- Lua, so that a wait can yield: `w:result()`, `ch:send(v)` and `ch:receive()` are Swift functions
 -- that hand a wait over here once their Swift frame is gone (`continueWithCall`). Loaded with the
 -- engine (an extension of TasksLibrary.swift); gets the engine's table and the natives of
--- WorkerWaits.swift; returns the channel waits Swift continues into.
+-- WorkerWaits.swift; returns the channel waits Swift continues into. `bk.await(worker)` needs
+-- nothing here: a worker is one of the engine's awaitables of Swift (LuaAwaitable).
 
+-- The natives (WorkerWaits.swift). A worker is awaited as every awaitable of Swift is (it is a
+-- LuaAwaitable: the engine's native.poll), so only channels need their own here.
+---@class bk.WorkerWaitNatives
+---@field error fun(message: any, level?: integer) the global error
+---@field now fun(): number the monotonic clock, in seconds
+---@field arm fun(ch: userdata, sending: boolean, notify?: fun(waiter: any), waiter?: any, token?: integer): integer|false|nil nil when the channel is ready to send (sending true) or to receive; else, with notify, the token of the waiter registered for its next change (the same token while it is still registered: a channel notifies a waiter once), or false without one
+---@field disarm fun(ch: userdata, token: integer) drops the waiter arm registered (its wait ended otherwise), O(1)
+---@field tryReceive fun(ch: userdata): integer, any? received.value and the value, received.closed or received.empty, without waiting
+---@field received table<string, integer> what tryReceive answers: received.value, .empty, .closed
+---@field trySend fun(ch: userdata, value: any): boolean, boolean? true when sent, else false and whether the channel is closed, without waiting
+
+---@type table, bk.WorkerWaitNatives
 local engine, native = ...
 
-local select, error = native.select, native.error
-local kinds, notify, waitFor, now = engine.kinds, engine.notify, engine.waitFor, native.now
-local isWorker, pollWorker, cancelWorker = native.isWorker, native.pollWorker, native.cancelWorker
-local unwatchWorker = native.unwatchWorker
+local error = native.error
+local notify, waitFor, now = engine.notify, engine.waitFor, native.now
 local arm, disarm, tryReceive, trySend = native.arm, native.disarm, native.tryReceive, native.trySend
+local RECEIVED, CLOSED = native.received.value, native.received.closed
 
--- pollWorker(w [, f, arg]) -> "pending" | "done", results... | "failed", error
-local function outcome(state, ...)
-  if state == "pending" then return nil end
-  if state == "done" then return { true, n = select("#", ...), ... } end
-  return { false, (...) }
-end
+-- Error positions (the engine's convention: a `level` counts from the function that takes it). The
+-- script's call, from send and receive: 1 is themselves, 2 the Swift method that handed the wait
+-- over to them once its frame was gone (ch:send, ch:receive: continueWithCall, a C frame), 3 the
+-- script.
+local SCRIPT = 3
 
-kinds[#kinds + 1] = {
-  test = isWorker,
-  begin = function() return nil end,
-  poll = function(w) return outcome(pollWorker(w)) end,
-  attach = function(w, waiter)
-    local state, registration = pollWorker(w, notify, waiter)
-    if state == "pending" then return registration end
-  end,
-  detach = function(w, _, registration) if registration ~= nil then unwatchWorker(w, registration) end end,
-  cancel = cancelWorker,
-}
-
--- Waits until the channel is ready for `op` ("send": room or closed; "receive": a value or
+-- Waits until the channel is ready to send (`sending`: room or closed) or to receive (a value or
 -- closed). A channel notifies a waiter once (at its next change), so the check re-arms it: arm
 -- registers the waiter unless the channel is ready, in one step under the channel's lock, so no
 -- change is missed between the check and the registration. True when ready, false on timeout.
-local function ready(ch, op, timeout)
+local function ready(ch, sending, timeout, level)
   local waiter, token
   local function check()
-    if waiter == nil then return arm(ch, op) == nil end
-    token = arm(ch, op, notify, waiter, token)
+    if waiter == nil then return arm(ch, sending) == nil end
+    token = arm(ch, sending, notify, waiter, token)
     return token == nil
   end
   local function attach(w) waiter = w end
@@ -49,19 +48,18 @@ local function ready(ch, op, timeout)
     if token ~= nil then disarm(ch, token) end
     waiter, token = nil, nil
   end
-  -- Level 3: the user's ch:send / ch:receive (above this function and the Swift method).
-  return waitFor(check, attach, detach, timeout, 3)
+  return (waitFor(check, attach, detach, timeout, level + 1))  -- not a tail call: a frame, as counted
 end
 
 local function receive(ch, timeout)
   local deadline = timeout and now() + timeout
   while true do
     local got, value = tryReceive(ch)
-    if got == "value" then return value end
-    if got == "closed" then return nil, "closed" end
+    if got == RECEIVED then return value end
+    if got == CLOSED then return nil, "closed" end
     local left = deadline and deadline - now()
     if left ~= nil and left < 0 then left = 0 end
-    if not ready(ch, "receive", left) then return nil, "timed out" end
+    if not ready(ch, false, left, SCRIPT + 1) then return nil, "timed out" end
   end
 end
 
@@ -69,8 +67,8 @@ local function send(ch, value)
   while true do
     local sent, closed = trySend(ch, value)
     if sent then return end
-    if closed then error("send on a closed channel", 3) end
-    ready(ch, "send")
+    if closed then error("send on a closed channel", SCRIPT) end
+    ready(ch, true, nil, SCRIPT + 1)
   end
 end
 

@@ -55,30 +55,12 @@ enum WorkerWaits {
             stack.rawSet(table, field: name)
         }
         stack.pushGlobalTable()
-        for name in ["select", "error"] {
-            stack.rawGet(-1, field: name)
-            stack.rawSet(table, field: name)
-        }
+        stack.rawGet(-1, field: "error")
+        stack.rawSet(table, field: "error")
         stack.pop()
         add("now") { stack in
             stack.push(Double(MonotonicClock.now()) / 1e9)
             return 1
-        }
-        add("isWorker") { stack in
-            stack.push(stack.toObject(Worker.self, at: 1) != nil)
-            return 1
-        }
-        add("cancelWorker") { stack in
-            stack.toObject(Worker.self, at: 1)?.cancel()
-            return 0
-        }
-        add("pollWorker") { stack in pollWorker(stack) }
-        // unwatchWorker(w, registration): a wait on w ended otherwise; w drops its waiter.
-        add("unwatchWorker") { stack in
-            if let worker = stack.toObject(Worker.self, at: 1), let registration = stack.toInteger(2) {
-                worker.unwatch(registration: Int(registration), on: stack)
-            }
-            return 0
         }
         add("arm") { stack in arm(stack) }
         add("disarm") { stack in
@@ -87,13 +69,22 @@ enum WorkerWaits {
             }
             return 0
         }
+        // received.value, .empty, .closed: what tryReceive answers.
+        stack.pushNewTable(recordCount: Int32(Channel.ReceiveAttempt.allCases.count))
+        for attempt in Channel.ReceiveAttempt.allCases {
+            stack.push(attempt.rawValue)
+            stack.rawSet(-2, field: String(describing: attempt))
+        }
+        stack.rawSet(table, field: "received")
         add("tryReceive") { stack throws(LuaRaise) in
             let channel = try stack.checkObject(Channel.self, at: 1)
-            switch try channel.tryReceive(stack) {
-            case .value: stack.push("value"); stack.insert(at: -2); return 2
-            case .closed: stack.push("closed"); return 1
-            case .empty: stack.push("empty"); return 1
+            let attempt = try channel.tryReceive(stack)
+            stack.push(attempt.rawValue)
+            if case .value = attempt {
+                stack.insert(at: -2)
+                return 2
             }
+            return 1
         }
         // trySend(ch, v) -> true | false, closed
         add("trySend") { stack throws(LuaRaise) in
@@ -106,46 +97,15 @@ enum WorkerWaits {
         }
     }
 
-    /// pollWorker(w [, f, arg]) -> "pending" [, registration] | "done", results... | "failed", error;
-    /// while pending, f(arg) is called on the loop once the worker finishes (unless
-    /// unwatchWorker(w, registration) removed it first).
-    private static func pollWorker(_ stack: LuaStack) -> Int32 {
-        guard let worker = stack.toObject(Worker.self, at: 1) else {
-            stack.pushNil()
-            return 1
-        }
-        if !worker.isFinished {
-            var registration: Int?
-            if let waiter = TaskPrimitives.waiter(stack) {
-                // At once when it finished meanwhile: the engine checks again after attaching.
-                registration = worker.watch(adding: waiter, on: stack.eventLoop)
-            }
-            stack.top = 1
-            stack.push("pending")
-            return 1 + TaskPrimitives.pushRegistration(registration, on: stack)
-        }
-        stack.top = 1
-        stack.push("done")
-        do throws(LuaRaise) {
-            return 1 + (try worker.pushResults(stack, handle: 1))
-        } catch {
-            if case .message(let message) = error { stack.push(message) }
-            let failure = stack.top
-            stack.push("failed")
-            stack.pushCopy(of: failure)
-            return 2
-        }
-    }
-
-    /// arm(ch, op [, f, arg [, token]]) -> nil when the channel is ready for op ("send" or
-    /// "receive"); else the token of the waiter registered for its next change (the same token
+    /// arm(ch, sending [, f, arg [, token]]) -> nil when the channel is ready to send (sending true)
+    /// or receive; else the token of the waiter registered for its next change (the same token
     /// while it is still registered), or false without a waiter.
     private static func arm(_ stack: LuaStack) -> Int32 {
         guard let channel = stack.toObject(Channel.self, at: 1) else {
             stack.pushNil()
             return 1
         }
-        let sending = stack.toString(2) == "send"
+        let sending = stack.toBool(2)
         let hasWaiter = stack.type(at: 3) == .function
         let token = stack.toInteger(5).map { Int($0) }
         let armed = channel.arm(sending: sending, token: token, on: stack,
@@ -157,4 +117,29 @@ enum WorkerWaits {
         }
         return 1
     }
+}
+
+/// `bk.await(worker)`: done with the worker's results, failed with its error (or a copy's), or
+/// the cancellation when it was cancelled (`pushResults`).
+extension Worker: LuaAwaitable {
+    func poll(adding waiter: LuaWaiter?, on stack: LuaStack) -> LuaAwaitPoll {
+        if !isFinished {
+            // At once when it finished meanwhile: the engine checks again after attaching.
+            let registration = waiter.flatMap { watch(adding: $0, on: stack.eventLoop) }
+            return LuaAwaitPoll(state: .pending, registration: registration, events: 0)
+        }
+        if let waiter { stack.eventLoop.release(waiter, on: stack) }
+        let base = stack.top
+        do throws(LuaRaise) {
+            // The worker's userdata is at 1 (native.poll's argument): its results are cached there.
+            return LuaAwaitPoll(state: .done, events: 1, values: try pushResults(stack, handle: 1))
+        } catch {
+            if case .message(let message) = error { stack.push(message) }
+            stack.insert(at: base + 1)  // the error, on top, with nothing below it
+            stack.top = base + 1
+            return LuaAwaitPoll(state: .failed, events: 1, values: 1)
+        }
+    }
+
+    func cancelAwaited(on stack: LuaStack) { cancel() }
 }
