@@ -4,12 +4,26 @@
 // __newindex (ObservationEngine.lua), which this calls in its place.
 #include "CLuaShim.h"
 
-// Upvalues of the closure.
-#define SINGLES lua_upvalueindex(1)   // key -> the one plain observer's task (maintained by the engine)
-#define STORE lua_upvalueindex(2)     // the table's moved (observed) fields
-#define HANDLER lua_upvalueindex(3)   // the message handler that records the traceback
-#define REPORT lua_upvalueindex(4)    // report(err): to bk.onError
-#define GENERAL lua_upvalueindex(5)   // the engine's __newindex for every other write
+// The closure's upvalues. makeWrite's argument names each (`upvalue_names`, one field per slot),
+// so the engine never passes them by position. Which keys are in SINGLES is decided by the engine
+// alone (ObservationEngine.lua: fastTask, summarize); this file only obeys it.
+enum {
+    SINGLES_SLOT = 1,  // key -> the one plain observer's task (maintained by the engine)
+    STORE_SLOT,        // the table's moved (observed) fields
+    HANDLER_SLOT,      // the message handler that records the traceback
+    REPORT_SLOT,       // report(err): to bk.onError
+    GENERAL_SLOT,      // the engine's __newindex for every other write
+    UPVALUE_COUNT = GENERAL_SLOT
+};
+static const char *const upvalue_names[UPVALUE_COUNT + 1] = {
+    [SINGLES_SLOT] = "singles", [STORE_SLOT] = "store", [HANDLER_SLOT] = "handler",
+    [REPORT_SLOT] = "report", [GENERAL_SLOT] = "general",
+};
+#define SINGLES lua_upvalueindex(SINGLES_SLOT)
+#define STORE lua_upvalueindex(STORE_SLOT)
+#define HANDLER lua_upvalueindex(HANDLER_SLOT)
+#define REPORT lua_upvalueindex(REPORT_SLOT)
+#define GENERAL lua_upvalueindex(GENERAL_SLOT)
 
 static int bk_observed_write_reported(lua_State *L, int status, lua_KContext ctx);
 
@@ -52,12 +66,19 @@ static int bk_observed_write(lua_State *L) {
 }
 
 int bk_push_observed_write(lua_State *L) {
+    static const int expected[UPVALUE_COUNT + 1] = {
+        [SINGLES_SLOT] = LUA_TTABLE, [STORE_SLOT] = LUA_TTABLE, [HANDLER_SLOT] = LUA_TFUNCTION,
+        [REPORT_SLOT] = LUA_TNONE, [GENERAL_SLOT] = LUA_TFUNCTION,  // LUA_TNONE: any value
+    };
     luaL_checktype(L, 1, LUA_TTABLE);
-    luaL_checktype(L, 2, LUA_TTABLE);
-    luaL_checkany(L, 3);
-    luaL_checkany(L, 4);
-    luaL_checktype(L, 5, LUA_TFUNCTION);
-    lua_settop(L, 5);
-    lua_pushcclosure(L, bk_observed_write, 5);
+    lua_settop(L, 1);
+    for (int slot = 1; slot <= UPVALUE_COUNT; slot++) {
+        lua_pushstring(L, upvalue_names[slot]);
+        int type = lua_rawget(L, 1);
+        if (type == LUA_TNIL || (expected[slot] != LUA_TNONE && type != expected[slot])) {
+            return luaL_error(L, "makeWrite: field '%s' is a %s", upvalue_names[slot], lua_typename(L, type));
+        }
+    }
+    lua_pushcclosure(L, bk_observed_write, UPVALUE_COUNT);
     return 1;
 }

@@ -1,7 +1,27 @@
 -- The observation engine: the Lua half of bk.addObserverForKeyPath and observable properties.
--- Loaded once per state by ObservationEngine.swift as "=bk/ObservationEngine.lua"; gets its
--- upvalues from Swift (see ObservationEngine.push), uses no globals.
-local G, traceback, report, setmeta, getmeta, observableUserdata, makeWrite = ...
+-- Loaded once per state by ObservationEngine.swift as "=bk/ObservationEngine.lua"; gets the
+-- globals and its natives by name (see ObservationEngine.push), uses no globals.
+
+---@class bk.ObservationNatives
+---@field traceback fun(err: any): any the blocks' message handler: records err's traceback, returns err unchanged
+---@field report fun(err: any) to bk.onError (raises a cancelled task's bk.cancelled on instead)
+---@field setmetatable fun(t: table, mt: table?) raw: ignores __metatable
+---@field getmetatable fun(v: any): table? raw: ignores __metatable
+---@field observableUserdata fun(u: userdata): boolean whether u is an observable Swift object (registers it)
+---@field makeWrite fun(write: bk.ObservedWrite): function the C __newindex of a proxy metatable (ObservedWrite.c)
+---@field options string[] the options observe accepts (Observation.optionNames), in the order bk.observers lists them
+
+---@class bk.ObservedWrite makeWrite's argument: a write of a key in `singles` is taken in C
+---@field singles table key -> its one plain observer's task, kept by the fast-path rule (fastTask, summarize)
+---@field store table the table's moved (observed) fields
+---@field handler function the message handler the task is called with
+---@field report fun(err: any) where the task's error goes
+---@field general fun(t: table, k: any, v: any) every other write
+
+---@type table, bk.ObservationNatives
+local G, native = ...
+local traceback, report, setmeta, getmeta = native.traceback, native.report, native.setmetatable, native.getmetatable
+local observableUserdata, makeWrite = native.observableUserdata, native.makeWrite
 local rawget, rawset, rawequal, rawlen, rawnext = G.rawget, G.rawset, G.rawequal, G.rawlen, G.next
 local type, xpcall, pcall, setmetatable, error = G.type, G.xpcall, G.pcall, G.setmetatable, G.error
 local select = G.select
@@ -99,12 +119,57 @@ end
 
 local attach, detach
 
+-- MARK: the fast path of writes
+--
+-- A write of an observed key of a table without its own __newindex runs in C (ObservedWrite.c)
+-- when the key has one link that holds a task (`singles`), and observedSet's first loop when all
+-- its links hold one: both store the value and call task(obj), bypassing `deliver`. Only
+-- fastTask gives a link a task, so this is the one place that decides what they serve.
+--
+-- Each option observe accepts (native.options) is listed here: true when the fast path honours it
+-- (it changes nothing a write of the key itself does), false when an observation with it must
+-- take `deliver`. A new option must be added here (ObservedWriteFastPathTests checks that every
+-- accepted one is); one missing is treated as false.
+local FAST_PATH_OPTIONS = {
+  new = true,       -- only shapes the change table, and a plain task gets none
+  old = true,       -- the same
+  initial = true,   -- delivered once by E.add, never by a write
+  prior = false,    -- a call before the store: only priorPass makes it
+  distinct = false, -- compares old and new: only deliver does
+}
+
+-- The task a link calls on the fast path, or nil: a key of the observed object itself (no key
+-- path), a plain task (task(obj)), held by the observation (not by an observer's ephemeron), and
+-- only options the fast path honours. Only such a link lives in the observed object's own record.
+local function fastTask(obs, parts, i)
+  if i ~= 1 or #parts ~= 1 or obs.style ~= "plain" or obs.task == nil then return nil end
+  for option, on in rawnext, obs.options do
+    if on and not FAST_PATH_OPTIONS[option] then return nil end
+  end
+  return obs.task
+end
+
+-- A key's list of links, summarized for writes: prior (some observation wants a call before the
+-- store), fast (every link holds a task) and single (the one link's task: the C path, `singles`).
+local function summarize(record, key, ls)
+  local prior, fast = false, true
+  for i = 1, #ls do
+    local link = ls[i]
+    local obs = link.w.obs
+    if obs and obs.options.prior then prior = true end
+    if link.task == nil then fast = false end
+  end
+  ls.prior, ls.fast = prior, fast
+  ls.single = fast and #ls == 1 and ls[1].task or nil
+  if record.singles then record.singles[key] = ls.single end
+end
+
 -- A key of `record` is observed while it has links; the first link moves a table's key out of
 -- the raw table into the store (so writes reach __newindex), the last one moves it back.
 local function addLink(record, target, key, link)
   local links = record.links
   local ls = links[key]
-  local copy = { prior = false, fast = link.task ~= nil }
+  local copy = {}
   if ls == nil then
     record.keys = record.keys + 1
     if record.store then
@@ -116,14 +181,10 @@ local function addLink(record, target, key, link)
     end
   else
     for i = 1, #ls do copy[i] = ls[i] end
-    copy.prior = ls.prior
-    copy.fast = copy.fast and ls.fast
   end
   copy[#copy + 1] = link
-  if link.w.obs.options.prior then copy.prior = true end
-  copy.single = copy.fast and #copy == 1 and link.task or nil
+  summarize(record, key, copy)
   links[key] = copy   -- copy on write: a notification in progress keeps walking its snapshot
-  if record.singles then record.singles[key] = copy.single end
 end
 
 local function restore(target, record)
@@ -144,19 +205,12 @@ local function removeLink(record, target, key, link)
   local ls = links[key]
   if ls == nil then return end
   link.live = false
-  local copy, prior, fast = {}, false, true
+  local copy = {}
   for i = 1, #ls do
     local l = ls[i]
-    if l ~= link then
-      copy[#copy + 1] = l
-      local o = l.w.obs
-      if o and o.options.prior then prior = true end
-      if l.task == nil then fast = false end
-    end
+    if l ~= link then copy[#copy + 1] = l end
   end
-  copy.prior, copy.fast = prior, fast
-  copy.single = fast and #copy == 1 and copy[1].task or nil
-  if record.singles then record.singles[key] = copy.single end
+  summarize(record, key, copy)
   if #copy > 0 then links[key] = copy return end
   links[key] = nil
   record.keys = record.keys - 1
@@ -265,11 +319,12 @@ local function proxyTable(t)
   if onewindex == nil then
     -- The common case, a key with one plain observer (`singles`: key -> its task), is handled in C
     -- (ObservedWrite.c: store, then the task in a protected call); every other write comes here.
-    meta.__newindex = makeWrite(singles, store, traceback, report, function(t, k, v)
-      local ls = links[k]
-      if ls == nil then rawset(t, k, v) return end
-      return observedSet(t, k, v, ls)
-    end)
+    meta.__newindex = makeWrite({ singles = singles, store = store, handler = traceback, report = report,
+      general = function(t, k, v)
+        local ls = links[k]
+        if ls == nil then rawset(t, k, v) return end
+        return observedSet(t, k, v, ls)
+      end })
   else
     meta.__newindex = function(t, k, v)
       local ls = links[k]
@@ -323,12 +378,7 @@ function attach(obs, kp, parts, i, target)
   local key = parts[i]
   local link = { w = setmetatable({ obs = obs, target = target }, weakV), kp = kp, parts = parts, i = i,
     live = true }
-  local options = obs.options
-  if i == 1 and #parts == 1 and obs.style == "plain" and obs.task and not options.distinct then
-    -- The fast path of __newindex: a key of the observed object itself, task(obj) on every set.
-    -- (Only here may a link hold a task: this link lives in the observed object's own record.)
-    link.task = obs.task
-  end
+  link.task = fastTask(obs, parts, i)
   addLink(record, target, key, link)
   if i < #parts then link.next = attach(obs, kp, parts, i + 1, valueOf(target, key)) end
   return link
@@ -467,7 +517,7 @@ end
 
 function E.removeAll(obj) each(obj) end
 
-local optionOrder = { "new", "old", "initial", "prior", "distinct" }
+local optionOrder = native.options
 
 local function observerOf(obs)
   if obs.owner then return (rawnext(obs.owner)) end
@@ -593,5 +643,9 @@ function E.assignChanges(t, before, after, isList)
     end
   end
 end
+
+-- For ObservedWriteFastPathTests: the fast path's decision on each option, and the options it
+-- was given as the accepted ones.
+E.fastPathOptions, E.fastPathOptionNames = FAST_PATH_OPTIONS, native.options
 
 return E

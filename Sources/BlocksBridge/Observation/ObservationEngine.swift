@@ -33,7 +33,19 @@ enum ObservationEngine {
             throw .message("observation engine: \(error)")
         }
         stack.pushGlobalTable()
+        pushNatives(on: stack)
+        try stack.callBlock(arguments: 2, results: 1, handler: handler)
+        stack.remove(at: handler)
+        stack.pushCopy(of: -1)
+        stack.rawSet(LuaStack.registryIndex, field: registryKey)
+    }
+
+    /// The engine's natives, by name (annotated as `bk.ObservationNatives` in the engine).
+    private static func pushNatives(on stack: LuaStack) {
+        stack.pushNewTable(recordCount: 7)
+        let table = stack.top
         bk_pushcfunction(stack.L, bk_recordtraceback)  // the value stays; report finds its traceback
+        stack.rawSet(table, field: "traceback")
         stack.push(function: "report") { stack throws(LuaRaise) in
             stack.top = 1
             // A cancelled task's cancellation ends the task, not the callback alone (not reported).
@@ -41,25 +53,34 @@ enum ObservationEngine {
             stack.reportError()
             return 0
         }
+        stack.rawSet(table, field: "report")
         stack.push(function: "setmetatable") { stack in
             // Raw: ignores `__metatable`, so protected metatables can be proxied and restored.
             stack.top = 2
             stack.setMetatable(of: 1)
             return 0
         }
+        stack.rawSet(table, field: "setmetatable")
         stack.push(function: "getmetatable") { stack in
             if !stack.pushMetatable(of: 1) { stack.pushNil() }
             return 1
         }
+        stack.rawSet(table, field: "getmetatable")
         stack.push(function: "observableUserdata") { stack in
             stack.push(LuaObservers.register(userdataAt: 1, in: stack))
             return 1
         }
+        stack.rawSet(table, field: "observableUserdata")
         bk_pushcfunction(stack.L, bk_push_observed_write)
-        try stack.callBlock(arguments: 7, results: 1, handler: handler)
-        stack.remove(at: handler)
-        stack.pushCopy(of: -1)
-        stack.rawSet(LuaStack.registryIndex, field: registryKey)
+        stack.rawSet(table, field: "makeWrite")
+        // The options observe accepts: the engine's one list of them (bk.observers' order, and the
+        // fast path's decisions are checked against it).
+        stack.pushNewTable(arrayCount: Int32(Observation.optionNames.count))
+        for (i, name) in Observation.optionNames.enumerated() {
+            stack.push(name)
+            stack.rawSet(-2, Int64(i + 1))
+        }
+        stack.rawSet(table, field: "options")
     }
 
     /// Calls `engine[function]` with the arguments `pushArguments` pushes; leaves `results` values.

@@ -253,10 +253,11 @@ extern int bk_transfer_push_shared(lua_State *from, int idx, lua_State *to);
 
 // MARK: - Observed writes (ObservedWrite.c)
 
-/// makeWrite(singles, store, handler, report, general) -> the __newindex of an observed table's
-/// proxy metatable: a write of a key in `singles` (key -> its one plain observer's task) stores the
-/// value in `store` and calls the task with the table in a protected call (`handler` records the
-/// traceback; an error goes to `report`); any other write calls `general(t, k, v)`. Yieldable.
+/// makeWrite{ singles =, store =, handler =, report =, general = } -> the __newindex of an observed
+/// table's proxy metatable: a write of a key in `singles` (key -> its one plain observer's task,
+/// kept by ObservationEngine.lua's fast-path rule) stores the value in `store` and calls the task
+/// with the table in a protected call (`handler` records the traceback; an error goes to
+/// `report`); any other write calls `general(t, k, v)`. Yieldable.
 int bk_push_observed_write(lua_State *L);
 
 // MARK: - Sandbox limits (Limits.c)
