@@ -111,8 +111,7 @@ extension TaskPrimitives {
         let waiter = TaskPrimitives.waiter(stack)
         let (outcome, registration) = call.poll(adding: waiter)
         if let waiter, !(outcome.isPending) {
-            call.loop.release(reference: waiter.function, on: stack)
-            call.loop.release(reference: waiter.argument, on: stack)
+            call.loop.release(waiter, on: stack)
         }
         stack.top = 1
         switch outcome {
