@@ -147,7 +147,7 @@ public final class LuaState {
     // MARK: References
 
     /// Releases a `LuaRef`'s registry slot, from any thread: at once when this thread holds the
-    /// lock or can take it without waiting, else at the next host call (see `ReferenceReleases`).
+    /// lock or can take it without waiting, else at the next safe point (see `RegistryReleaseQueue`).
     func release(registryRef id: Int32) {
         guard id >= 0 else { return }
         guard lock.tryLock() else {
