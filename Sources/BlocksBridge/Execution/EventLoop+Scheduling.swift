@@ -19,8 +19,8 @@ extension EventLoop {
     @discardableResult
     public func perform(after delay: Double = 0, on queue: BlockQueue = .main,
                         functionAt function: Int32, object: Int32? = nil, in stack: LuaStack) -> BlockHandle {
-        let objectSlot = object.map { RegistrySlot(copying: $0, in: stack) }
-        let body = BlockBody.lua(function: RegistrySlot(copying: function, in: stack), object: objectSlot)
+        let objectSlot = object.map { RegistrySlot(copying: $0, in: stack, queue: releases) }
+        let body = BlockBody.lua(function: RegistrySlot(copying: function, in: stack, queue: releases), object: objectSlot)
         let handle = BlockHandle(loop: self, queue: queue, body: body)
         submit(handle, delay: delay)
         return handle

@@ -16,9 +16,13 @@ struct RegistrySlot: ~Copyable {
     /// state. Slots dropped meanwhile are freed first, so a loop making and dropping slots without
     /// a turn keeps the registry small.
     init(copying index: Int32, in stack: LuaStack) {
-        let releases = stack.state.releases
-        releases.drain(on: stack)
-        queue = .passRetained(releases)
+        self.init(copying: index, in: stack, queue: stack.state.releases)
+    }
+
+    /// The same with the state's release queue already at hand (the loop's hot path).
+    init(copying index: Int32, in stack: LuaStack, queue: RegistryReleaseQueue) {
+        queue.drain(on: stack)
+        self.queue = .passRetained(queue)
         stack.pushCopy(of: index)
         id = stack.popIntoRegistry()
     }
