@@ -227,11 +227,12 @@ static int bk_continue_call(lua_State *L) {
 int bk_trampoline(lua_State *L) {
     bk_function *f = bk_tofunction(L, lua_upvalueindex(1));
     if (f == NULL) return luaL_error(L, "bk: not a bridge function (its upvalue was replaced)");
-    // Its body is released only by its finalizer, which runs only as the state closes.
+    // Its body is released only by its own finalizer: not a life flag of the state (a finalizer
+    // run in the same cycle may still call a finalized function), so it is checked apart.
     if (f->body == NULL)
         return luaL_error(L, "cannot call '%s' while the Lua state is closing", lua_tostring(L, lua_upvalueindex(2)));
     bk_runtime *rt = f->rt;
-    if (rt->closing && !(f->flags & BK_FUNCTION_AT_CLOSE))
+    if (bk_runtime_life(rt) != BK_LIFE_OPEN && !(f->flags & BK_FUNCTION_AT_CLOSE))
         return luaL_error(L, "cannot call '%s' while the Lua state is closing", lua_tostring(L, lua_upvalueindex(2)));
     // This frame's place on the real C stack (a local's address may be on AddressSanitizer's fake
     // stack, which is not ordered).
@@ -508,7 +509,7 @@ void bk_pusherrormessage(lua_State *L, int idx) {
 // making bridge objects that a closing state never finalizes (their Swift halves would leak).
 static int bk_os_exit(lua_State *L) {
     bk_runtime *rt = bk_runtime_of(L);
-    if (rt != NULL && lua_toboolean(L, 2)) rt->closing = 1;
+    if (rt != NULL && lua_toboolean(L, 2)) bk_runtime_advance_life(rt, BK_LIFE_CLOSING);
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_insert(L, 1);
     lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);

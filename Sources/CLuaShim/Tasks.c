@@ -3,6 +3,6 @@
 
 int bk_stateclosing(lua_State *L) {
     bk_runtime *rt = bk_runtime_of(L);
-    lua_pushboolean(L, rt != NULL && rt->closing);
+    lua_pushboolean(L, rt != NULL && bk_runtime_life(rt) != BK_LIFE_OPEN);
     return 1;
 }

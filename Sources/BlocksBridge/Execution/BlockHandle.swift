@@ -1,12 +1,38 @@
-import CLua
-
-/// What a block or timer runs: a Lua function (registry references, released the moment the
-/// block is cancelled or has started) or a Swift closure.
-enum BlockBody {
+/// What a block runs: a Lua function with its argument (registry slots, pushed and freed when it
+/// starts, freed when it is cancelled) or a Swift closure. Non-copyable: the slots have one owner,
+/// so taking the body out of its handle (`take`) is the only way to run or free it.
+enum BlockBody: ~Copyable {
     case none
-    /// `object` is LUA_NOREF when the block takes no object.
-    case lua(function: Int32, object: Int32)
+    /// `object` is nil when the block takes no argument.
+    case lua(function: RegistrySlot, object: RegistrySlot?)
     case swift(@Sendable () -> Void)
+
+    /// The body, leaving `.none` in its place.
+    mutating func take() -> BlockBody {
+        let body = consume self
+        self = .none
+        return body
+    }
+
+    var entersLua: Bool {
+        switch self {
+        case .lua: true
+        default: false
+        }
+    }
+
+    /// Frees a Lua body's slots now when `stack` is given (its state's lock held), else at the
+    /// state's next safe point (the release queue).
+    consuming func release(on stack: LuaStack?) {
+        switch consume self {
+        case .lua(let function, let object):
+            guard let stack else { return }  // dropped: queued
+            function.release(on: stack)
+            if let object { object.release(on: stack) }
+        default:
+            break
+        }
+    }
 }
 
 /// A block waiting to run: returned by `performBlock`, cancelled with `cancel`.
@@ -30,7 +56,7 @@ public final class BlockHandle: ScheduledWork, LuaBridged, @unchecked Sendable {
     /// was cancelled: how a task awaiting the handle is woken (`EventLoop.watch`).
     var waiters = LuaWaiterList()
 
-    init(loop: EventLoop, queue: BlockQueue, body: BlockBody) {
+    init(loop: EventLoop, queue: BlockQueue, body: consuming BlockBody) {
         self.loop = loop
         self.queue = queue
         self.body = body

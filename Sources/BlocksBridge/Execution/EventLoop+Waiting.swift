@@ -1,20 +1,25 @@
-import CLua
+/// A Lua function and its argument (registry slots) to call on the main queue when a handle or
+/// timer something waits on changes: how `bk.await` learns that a block ran or a timer fired.
+///
+/// A class, so waiter lists can hold it; its call is a `BlockBody` it owns until `notify` takes
+/// it for the block that makes the call (once: a second take finds `.none`). A waiter dropped
+/// without being notified frees its slots through the release queue.
+final class LuaWaiter: @unchecked Sendable {
+    // @unchecked: `call` is touched only by the waiter's one owner at a time (the list it is on,
+    // under the loop's mutex, then whoever took it from there).
+    private var call: BlockBody
 
-/// A Lua function and its argument (registry references) to call on the main queue when a handle
-/// or timer something waits on changes: how `bk.await` learns that a block ran or a timer fired.
-struct LuaWaiter {
-    let function: Int32
-    let argument: Int32
-}
-
-extension LuaWaiter {
-    /// Registry references to the values at the stack slots `function` and `argument`.
+    /// Registry slots holding the values at the stack slots `function` and `argument`.
     init(_ stack: LuaStack, function: Int32, argument: Int32) {
-        stack.pushCopy(of: function)
-        let functionReference = luaL_ref(stack.L, LuaStack.registryIndex)
-        stack.pushCopy(of: argument)
-        self.init(function: functionReference, argument: luaL_ref(stack.L, LuaStack.registryIndex))
+        call = .lua(function: RegistrySlot(copying: function, in: stack),
+                    object: RegistrySlot(copying: argument, in: stack))
     }
+
+    /// The call, for the block that makes it.
+    func takeCall() -> BlockBody { call.take() }
+
+    /// Frees the slots now (the caller holds the state).
+    func release(on stack: LuaStack) { call.take().release(on: stack) }
 }
 
 /// How a wait on the loop ended (`run(seconds:until:)`).
@@ -47,8 +52,7 @@ extension EventLoop {
     /// Needs no state lock (it only moves references onto new blocks).
     func notify(_ waiters: [LuaWaiter]) {
         for waiter in waiters {
-            let handle = BlockHandle(loop: self, queue: .main,
-                                     body: .lua(function: waiter.function, object: waiter.argument))
+            let handle = BlockHandle(loop: self, queue: .main, body: waiter.takeCall())
             schedule(handle, delay: 0)
         }
     }
@@ -81,8 +85,7 @@ extension EventLoop {
     }
 
     func release(_ waiter: LuaWaiter, on stack: LuaStack) {
-        release(reference: waiter.function, on: stack)
-        release(reference: waiter.argument, on: stack)
+        waiter.release(on: stack)
     }
 
     /// Runs the loop until `isDone()` (checked after each turn), `seconds` have passed, `stop` is

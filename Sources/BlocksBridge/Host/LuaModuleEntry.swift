@@ -92,7 +92,7 @@ private func releaseAnchor(_ L: OpaquePointer?) -> Int32 {
     }
     // Finalizers that run after this one (of objects made before `require "bk"`) must not reach
     // the released state: every bk function refuses from now on.
-    state?.runtime.pointee.closing = 1
+    state?.runtimeStorage.advance(to: .closing)
     object.release()
     return 0
 }

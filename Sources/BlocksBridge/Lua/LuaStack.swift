@@ -18,7 +18,9 @@ public struct LuaStack {
 
     /// The bridge state this stack belongs to.
     public var state: LuaState {
-        // `swift_state` is set before any Lua code can run and cleared only after lua_close.
+        // `swift_state` is set before any Lua code can run and cleared only when the state's life
+        // becomes `closed` (`LuaStateLife`): after lua_close, or before a close that waits for the
+        // outermost frame, when only finalizers at close run.
         Unmanaged<LuaState>.fromOpaque(UnsafeRawPointer(runtime.pointee.swift_state)).takeUnretainedValue()
     }
 

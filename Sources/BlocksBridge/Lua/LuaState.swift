@@ -18,8 +18,9 @@ public final class LuaState {
     /// when no other thread can reach the state.
     private var extensions: [ObjectIdentifier: AnyObject] = [:]
     private let extensionsLock = PlainLock()
-    /// Registry slots of `LuaRef`s dropped while another thread held the lock.
-    let releases = ReferenceReleases()
+    /// The one queue of registry slots released where they could not be freed at once (`LuaRef`s
+    /// dropped while another thread held the lock, dropped `RegistrySlot`s).
+    var releases: RegistryReleaseQueue { runtimeStorage.releases }
     /// Why the value being pushed could not go into Lua as it is (guarded by `lock`).
     let pushFailures = PushFailures()
     /// Taken around every entry into Lua, so background blocks never run Lua beside this thread.
@@ -87,7 +88,7 @@ public final class LuaState {
         // From here on no exported function runs (finalizers calling bk get a Lua error), so
         // nothing reaches the extensions (the loop) once they are gone.
         lock.lock()
-        runtime.pointee.closing = 1
+        runtimeStorage.advance(to: .closing)
         for object in extensions.values { (object as? LuaStateExtension)?.stateWillClose() }
         let close = { [L, ownsState, runtimeStorage, extensions] in
             if ownsState { lua_close(L) }
@@ -98,11 +99,11 @@ public final class LuaState {
             // The last reference went inside a frame of this state on this thread (a block the
             // loop runs dropped it): that frame, and Lua code under it, still use `L`. The state
             // closes when the outermost of them releases the lock; this object is gone before.
-            runtime.pointee.swift_state = nil
+            runtimeStorage.advance(to: .closed)
             lock.runWhenReleased(close)
         } else {
             close()
-            runtime.pointee.swift_state = nil
+            runtimeStorage.advance(to: .closed)
         }
         lock.unlock()
         // A borrowed state lives on; this thread held its lock for the interpreter (see init).
@@ -146,20 +147,20 @@ public final class LuaState {
     // MARK: References
 
     /// Releases a `LuaRef`'s registry slot, from any thread: at once when this thread holds the
-    /// lock or can take it without waiting, else at the next host call (see `ReferenceReleases`).
+    /// lock or can take it without waiting, else at the next safe point (see `RegistryReleaseQueue`).
     func release(registryRef id: Int32) {
         guard id >= 0 else { return }
         guard lock.tryLock() else {
-            releases.defer(id)
+            releases.enqueue(id)
             return
         }
         defer { lock.unlock() }
         let s = activeStack
         guard s.ensureSpace(1) else {
-            releases.defer(id)
+            releases.enqueue(id)
             return
         }
-        luaL_unref(s.L, bk_registryindex(), id)
+        s.freeRegistrySlot(id)
         releases.drain(on: s)
     }
 }
@@ -178,11 +179,14 @@ final class LuaRuntimeStorage: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<bk_runtime>
     /// The waits an interrupt must cut short.
     let wakers = InterruptWakers()
+    /// The state's one release queue: slots dropped after the state may still reach it.
+    let releases: RegistryReleaseQueue
 
     init() {
         pointer = UnsafeMutablePointer<bk_runtime>.allocate(capacity: 1)
         pointer.initialize(to: bk_runtime())
         bk_runtime_init(pointer)
+        releases = RegistryReleaseQueue(runtime: pointer)
     }
 
     deinit {

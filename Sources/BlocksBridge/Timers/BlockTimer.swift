@@ -1,10 +1,58 @@
-import CLua
-
-/// What a timer runs each time it fires: a Lua function `f(timer)` or a Swift closure.
-enum TimerBody {
+/// What a timer runs each time it fires: a Lua function `f(timer)` (a registry slot, freed when
+/// the timer is invalidated, fires for the last time or is dropped) or a Swift closure.
+enum TimerBody: ~Copyable {
     case none
-    case lua(function: Int32)
+    case lua(function: RegistrySlot)
     case swift(@Sendable (BlockTimer) -> Void)
+
+    /// The body, leaving `.none` in its place.
+    mutating func take() -> TimerBody {
+        let body = consume self
+        self = .none
+        return body
+    }
+
+    /// The closure of a Swift body (nil for any other).
+    var closure: (@Sendable (BlockTimer) -> Void)? {
+        switch self {
+        case .swift(let closure): closure
+        default: nil
+        }
+    }
+
+    /// Pushes a Lua body's function, keeping its slot; false for any other body.
+    mutating func pushFunction(on stack: LuaStack) -> Bool {
+        // Taken and put back: a borrowing switch binding the slot does not compile (Swift 6.3).
+        switch consume self {
+        case .lua(let function):
+            function.push(on: stack)
+            self = .lua(function: function)
+            return true
+        case .swift(let closure):
+            self = .swift(closure)
+            return false
+        case .none:
+            self = .none
+            return false
+        }
+    }
+
+    var isSwift: Bool {
+        switch self {
+        case .swift: true
+        default: false
+        }
+    }
+
+    /// Frees a Lua body's slot now when `stack` is given, else at the state's next safe point.
+    consuming func release(on stack: LuaStack?) {
+        switch consume self {
+        case .lua(let function):
+            if let stack { function.release(on: stack) }
+        default:
+            break
+        }
+    }
 }
 
 /// A timer on the event loop (NSTimer+BlocksKit): fires after `timeInterval` seconds, again and
@@ -25,16 +73,11 @@ public final class BlockTimer: ScheduledWork, LuaBridged, @unchecked Sendable {
     /// NSTimer's floor for intervals.
     static let minimumInterval = 0.0001
 
-    init(loop: EventLoop, interval: Double, repeats: Bool, body: TimerBody) {
+    init(loop: EventLoop, interval: Double, repeats: Bool, body: consuming TimerBody) {
         self.loop = loop
         self.timeInterval = max(interval, BlockTimer.minimumInterval)
         self.repeats = repeats
         self.body = body
-    }
-
-    deinit {
-        // Dropped without ever being invalidated (e.g. never scheduled): free the function.
-        if case .lua(let function) = body { loop.release(reference: function, on: nil) }
     }
 
     public var isValid: Bool {
@@ -52,32 +95,76 @@ public final class BlockTimer: ScheduledWork, LuaBridged, @unchecked Sendable {
     /// schedule.
     public func fire() { loop.fire(self) }
 
-    /// Calls the timer's body with the timer; `releasing` frees a Lua function once pushed.
-    func invoke(_ body: TimerBody, releasing: Bool, on stack: LuaStack?) {
-        // Counted before the body runs: a body awaiting its own timer waits for the next firing.
-        let waiters = loop.mutex.withLock {
-            firings += 1
-            return takeWaiters(&self.waiters)
-        }
-        loop.notify(waiters)
-        switch body {
+    /// Fires with `body`, taken from the timer (its last firing): a Lua function's slot is freed
+    /// once pushed. The caller holds the state when the body is Lua.
+    func invoke(taking body: consuming TimerBody, on stack: LuaStack?) {
+        notify(loop.mutex.withLock { countFiring() })
+        switch consume body {
         case .none:
             break
         case .swift(let closure):
             closure(self)
         case .lua(let function):
-            guard let stack else { return }
-            _ = stack.ensureSpace(6)
-            let base = stack.top
-            // Runs as a task of its own when it suspends (once the tasks engine is loaded).
-            let asTask = TaskEngine.pushBlockRunner(on: stack)
-            if asTask { stack.pushNil() }  // no handle
-            lua_rawgeti(stack.L, LuaStack.registryIndex, lua_Integer(function))
-            if releasing { luaL_unref(stack.L, LuaStack.registryIndex, function) }
-            stack.push(object: self)
-            stack.callReportingErrors(arguments: asTask ? 3 : 1, results: 0)
-            stack.top = base
+            guard let stack else { return }  // dropped: queued
+            let call = beginCall(on: stack)
+            function.pushReleasing(on: stack)
+            endCall(call, on: stack)
         }
+    }
+
+    /// Fires with the body it has now (a repeating timer), read holding the state: nothing when it
+    /// was invalidated since it became due, so a slot freed meanwhile is never called.
+    func invokeCurrentBody(on stack: LuaStack?) {
+        let closure: (@Sendable (BlockTimer) -> Void)? = loop.mutex.withLock {
+            valid ? body.closure : nil
+        }
+        if let closure {
+            notify(loop.mutex.withLock { countFiring() })
+            closure(self)
+            return
+        }
+        guard let stack else { return }
+        let call = beginCall(on: stack)
+        // The validity check, the count and the read are one step under the mutex: space is
+        // reserved, so the raw read allocates nothing (rule 16).
+        let waiters: [LuaWaiter]? = loop.mutex.withLock {
+            guard valid, body.pushFunction(on: stack) else { return nil }
+            return countFiring()
+        }
+        guard let waiters else {
+            stack.top = call.base
+            return
+        }
+        notify(waiters)
+        endCall(call, on: stack)
+    }
+
+    /// Counts a firing (under the loop's mutex) before the body runs, so a body awaiting its own
+    /// timer waits for the next one; returns the waiters to notify.
+    private func countFiring() -> [LuaWaiter] {
+        firings += 1
+        return takeWaiters(&waiters)
+    }
+
+    private func notify(_ waiters: [LuaWaiter]) {
+        loop.notify(waiters)
+    }
+
+    /// Pushes what comes before the timer's function: the block runner and no handle, when the
+    /// tasks engine is loaded (the body then runs as a task of its own when it suspends).
+    private func beginCall(on stack: LuaStack) -> (base: Int32, asTask: Bool) {
+        _ = stack.ensureSpace(6)
+        let base = stack.top
+        let asTask = TaskEngine.pushBlockRunner(on: stack)
+        if asTask { stack.pushNil() }  // no handle
+        return (base, asTask)
+    }
+
+    /// Calls the function pushed after `beginCall` with the timer.
+    private func endCall(_ call: (base: Int32, asTask: Bool), on stack: LuaStack) {
+        stack.push(object: self)
+        stack.callReportingErrors(arguments: call.asTask ? 3 : 1, results: 0)
+        stack.top = call.base
     }
 
     public static let luaClass = LuaClass(

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import CLua
 
 extension EventLoop {
     /// A timer already on the loop: `body(timer)` runs every `interval` seconds when it repeats,
@@ -23,9 +19,8 @@ extension EventLoop {
     /// A timer calling the Lua function at `function` with the timer. The caller must hold the
     /// state (be in Lua or hold `state.lock`).
     public func timer(interval: Double, repeats: Bool, functionAt function: Int32, in stack: LuaStack) -> BlockTimer {
-        stack.pushCopy(of: function)
-        let reference = luaL_ref(stack.L, LuaStack.registryIndex)
-        return BlockTimer(loop: self, interval: interval, repeats: repeats, body: .lua(function: reference))
+        BlockTimer(loop: self, interval: interval, repeats: repeats,
+                   body: .lua(function: RegistrySlot(copying: function, in: stack)))
     }
 
     func schedule(_ timer: BlockTimer) {
@@ -48,48 +43,39 @@ extension EventLoop {
         }
         timer.valid = false
         heap.remove(timer)
-        let body = timer.body
-        timer.body = .none
+        let body = timer.body.take()
         let needsWake = !isLoopThreadLocked
         let waiters = takeWaiters(&timer.waiters)
         mutex.unlock()
         notify(waiters)
-        if case .lua(let function) = body { release(reference: function, on: stack) }
+        body.release(on: stack)
         if needsWake { wake() }  // a loop sleeping until this timer may now be idle
     }
 
     func fire(_ timer: BlockTimer) {
-        let isSwift = mutex.withLock { if case .swift = timer.body { true } else { false } }
-        if isSwift {
-            if let body = takeBodyToFire(timer) { timer.invoke(body, releasing: false, on: nil) }
+        if mutex.withLock({ timer.body.isSwift }) {
+            fire(timer, on: nil)
         } else {
             // The body is read holding the state: a Lua body's registry slot cannot be released
             // (and reused by another function) between the validity check and the call.
-            _ = withLua { stack in
-                if let body = takeBodyToFire(timer) { timer.invoke(body, releasing: !timer.repeats, on: stack) }
-            }
+            _ = withLua { stack in fire(timer, on: stack) }
         }
     }
 
-    /// The body to run for `fire` when the timer is still valid (a non-repeating timer is
-    /// invalidated and gives its body up), else nil.
-    private func takeBodyToFire(_ timer: BlockTimer) -> TimerBody? {
-        mutex.withLock {
+    /// `fire`: a repeating timer keeps its body and schedule, any other is invalidated and gives
+    /// its body up (nothing when it is no longer valid).
+    private func fire(_ timer: BlockTimer, on stack: LuaStack?) {
+        if timer.repeats {
+            timer.invokeCurrentBody(on: stack)
+            return
+        }
+        let body: TimerBody? = mutex.withLock {
             guard timer.valid else { return nil }
-            let body = timer.body
-            if !timer.repeats {
-                timer.valid = false
-                heap.remove(timer)
-                timer.body = .none
-            }
-            return body
+            timer.valid = false
+            heap.remove(timer)
+            return timer.body.take()
         }
-    }
-
-    /// The body of a due repeating timer, read again when it is about to run (the state is held):
-    /// nil when it was invalidated since it became due.
-    func currentBody(of timer: BlockTimer) -> TimerBody? {
-        mutex.withLock { timer.valid ? timer.body : nil }
+        if let body { timer.invoke(taking: body, on: stack) }
     }
 
     /// A timer taken off the heap because it is due (under `mutex`): a repeating one goes back on
@@ -102,11 +88,9 @@ extension EventLoop {
             let late = now >= timer.deadline ? now - timer.deadline : 0
             let next = timer.deadline &+ (late / interval + 1) &* interval
             _ = insertLocked(timer, deadline: next)
-            return .fire(timer, nil, releasing: false)  // the body is read when it runs
+            return .fireRepeating(timer)  // the body is read when it runs
         }
         timer.valid = false
-        let body = timer.body
-        timer.body = .none
-        return .fire(timer, body, releasing: true)  // the body is the action's now: no one else frees it
+        return .fire(timer, timer.body.take())  // the body is the action's now: no one else frees it
     }
 }

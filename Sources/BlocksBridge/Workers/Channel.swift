@@ -99,8 +99,7 @@ public final class Channel: LuaShareable, @unchecked Sendable {
     }
 
     private func release(_ entry: (loop: EventLoop, waiter: LuaWaiter), on stack: LuaStack, endsWork: Bool = true) {
-        entry.loop.release(reference: entry.waiter.function, on: stack)
-        entry.loop.release(reference: entry.waiter.argument, on: stack)
+        entry.loop.release(entry.waiter, on: stack)
         if endsWork { entry.loop.endOutsideWork() }
     }
 

@@ -42,7 +42,8 @@ typedef struct bk_runtime {
     double deadline;              // monotonic seconds; 0: none
     const char *tripped;          // the limit that stopped the script (sticky until reset), or NULL
     int pcall_depth;              // protected calls from Swift into Lua currently running
-    int closing;                  // the state is closing: exported functions refuse to run
+    int life;                     // bk_life: read and changed only through bk_runtime_life and
+                                  // bk_runtime_advance_life (atomics: the loop reads it on any thread)
     int safe_libraries;           // opened with bk_opensafelibs (its workers get the same set)
     int known_values_changed;     // bk's functions were replaced (the tasks engine loaded): the
                                   // transfer's well-known values are looked up again (Transfer.c)
@@ -54,6 +55,23 @@ typedef struct bk_runtime {
     void *reserve;                // emergency reserve, freed when an allocation inside Swift fails
     int reserve_spent;            // the reserve was used: the trampoline raises "not enough memory"
 } bk_runtime;
+
+/// The life of a state, one state machine (Swift's `LuaStateLife` names it): open, then closing
+/// (the host's close or os.exit(_, true) began: exported functions refuse, except finalizers, and
+/// the loop schedules nothing), then closed (the Swift `LuaState` is gone: `swift_state` is NULL).
+/// It lives here, not in Swift, because the trampoline and os.exit's wrapper must read and change
+/// it in C without a Swift call; Swift reads and changes it only through these two functions.
+typedef enum bk_life { BK_LIFE_OPEN = 0, BK_LIFE_CLOSING = 1, BK_LIFE_CLOSED = 2 } bk_life;
+
+static inline int bk_runtime_life(const bk_runtime *rt) {
+    return __atomic_load_n(&rt->life, __ATOMIC_ACQUIRE);
+}
+
+/// Moves the life forward to `life` (never back: a later, smaller value is ignored).
+static inline void bk_runtime_advance_life(bk_runtime *rt, int life) {
+    int now = __atomic_load_n(&rt->life, __ATOMIC_RELAXED);
+    while (now < life && !__atomic_compare_exchange_n(&rt->life, &now, life, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {}
+}
 
 /// Initialises a runtime (zeroed, with its emergency reserve) / frees what it holds.
 void bk_runtime_init(bk_runtime *rt);
