@@ -12,7 +12,7 @@ print("require 'bk' is the bk global:", require("bk") == bk)
 print("bk_version is bk.version:", bk_version == bk.version)
 
 -- 2. Mistakes give Lua's standard messages, never a crash.
-local ok, err = pcall(bk.installGlobals, 42)
+local _, err = pcall(bk.installGlobals, 42)
 print("bad argument ->", err)
 
 -- 3. The helpers can be installed into any environment, e.g. a sandbox for a plugin.
@@ -75,7 +75,7 @@ parser.delegate:implementMethod("parser:didStartElement:namespaceURI:qualifiedNa
 print("XMLParser parsed:", parser:parse(), "total price", total)
 
 -- 9. Event handlers on any table.
-local button = {}
+button = {}
 bk.addEventHandler(button, function(sender, x) print("tapped with", x) end, { "touchUpInside", "touchDown" })
 bk.sendActionsForControlEvents(button, "touchUpInside", 42)
 
@@ -172,13 +172,13 @@ do
   print("mapped with pauses:", table.concat(doubled, " "))
   -- Cancellation raises bk.cancelled where the task waits: cleanups run.
   local slow = bk.async(function()
-    local ok, err = pcall(bk.sleep, 60)
-    print("slow task stopped:", err == bk.cancelled and "cancelled" or tostring(err))
+    local _, why = pcall(bk.sleep, 60)
+    print("slow task stopped:", why == bk.cancelled and "cancelled" or tostring(why))
   end)
   slow:cancel()
   local lazy = bk.async(function() bk.sleep(1) end)
-  local okAwait, err = pcall(bk.await, lazy, 0.01)
-  print("with a timeout:", okAwait, (tostring(err):match("timed out")))  -- false  timed out
+  local okAwait, timeout = pcall(bk.await, lazy, 0.01)
+  print("with a timeout:", okAwait, (tostring(timeout):match("timed out")))  -- false  timed out
   lazy:cancel()                              -- it went on until cancelled
   -- debounce: one call per burst; unref: a progress timer that does not keep the script alive.
   local save = bk.debounce(function(text) print("saved:", text) end, 0.01)

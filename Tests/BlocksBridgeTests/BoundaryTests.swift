@@ -2,9 +2,8 @@ import Testing
 import CLua
 @testable import BlocksBridge
 
-/// A state with test functions exported the way the bk libraries export theirs.
-private func makeState() throws -> LuaState {
-    let state = try LuaState()
+/// Exports test functions the way the bk libraries export theirs.
+private func exportTestFunctions(_ state: LuaState) {
     let stack = state.stack
     // callBlock(f, ...): calls f(...) as a helper calls a block; errors go back to the caller.
     stack.push(function: "callBlock") { stack throws(LuaRaise) in
@@ -31,12 +30,11 @@ private func makeState() throws -> LuaState {
     }
     stack.rawSet(-2, field: "count")
     stack.pop()
-    return state
 }
 
 @Suite struct BoundaryTests {
     @Test func runReturnsValues() throws {
-        let state = try makeState()
+        let state = try bareState(exportTestFunctions)
         let values = try state.run("return 1 + 1, 'two', nil, 2.5, true")
         #expect(values.count == 5)
         guard case .integer(2) = values[0], case .string("two") = values[1], case .nil = values[2],
@@ -47,7 +45,7 @@ private func makeState() throws -> LuaState {
     }
 
     @Test func argumentErrorsUseLuaWording() throws {
-        let state = try makeState()
+        let state = try bareState(exportTestFunctions)
         let cases: [(String, String)] = [
             ("map({}, nil)", "bad argument #2 to 'map' (function expected, got nil)"),
             ("map()", "bad argument #1 to 'map' (table expected, got no value)"),
@@ -69,11 +67,11 @@ private func makeState() throws -> LuaState {
             #expect(message.hasSuffix(expected), "\(code): \(message)")
             #expect(message.hasPrefix("[string"), "position prefix missing: \(message)")
         }
-        #expect(try state.run("return count(3, 'ab')").first?.description == "ababab")
+        #expect(try state.run("return count(3, 'ab')", as: String.self) == "ababab")
     }
 
     @Test func callbackErrorComesBackAsSwiftErrorWithTraceback() throws {
-        let state = try makeState()
+        let state = try bareState(exportTestFunctions)
         do {
             try state.run("local function inner() error('deep failure') end\ncallBlock(inner)", name: "=chunk")
             Issue.record("no error thrown")
@@ -85,18 +83,18 @@ private func makeState() throws -> LuaState {
             // Traced once, at the deepest point, not again on the way out.
             #expect(!error.traceback.dropFirst().contains("stack traceback:"))
         }
-        #expect(try state.run("return 40 + 2").first?.description == "42")
+        #expect(try state.run("return 40 + 2", as: Int.self) == 42)
     }
 
     @Test func nonStringErrorValuesPassThroughHelpers() throws {
-        let state = try makeState()
+        let state = try bareState(exportTestFunctions)
         let result = try state.run("""
             local obj = setmetatable({}, {__tostring = function() return 'custom' end})
             local ok, e = pcall(callBlock, function() error(obj) end)
             return ok, rawequal(e, obj)
             """)
-        #expect(result.first?.description == "false")
-        #expect(result.last?.description == "true")
+        #expect(result.first?.boolean == false)
+        #expect(result.last?.boolean == true)
         let custom = #expect(throws: LuaError.self) {
             try state.run("error(setmetatable({}, {__tostring = function() return 'custom' end}))")
         }
@@ -110,7 +108,7 @@ private func makeState() throws -> LuaState {
     }
 
     @Test func hundredThousandCallbackErrorsKeepStateUsableAndMemoryFlat() throws {
-        let state = try makeState()
+        let state = try bareState(exportTestFunctions)
         let stack = state.stack
         try state.run("function failing(i) error('failure ' .. i) end")
         func roundOfErrors(_ count: Int) throws {
@@ -152,16 +150,16 @@ private func makeState() throws -> LuaState {
             return collectgarbage('count') - before
             """)
         if case .number(let growthKB) = fromLua.first { #expect(growthKB < 64) }
-        #expect(try state.run("return select('#', callBlock(function(...) return ... end, 1, 2, 3))").first?.description == "3")
+        #expect(try state.run("return select('#', callBlock(function(...) return ... end, 1, 2, 3))", as: Int.self) == 3)
     }
 
     @Test func requireReturnsTheModuleAndGlobalsMatch() throws {
         let state = try LuaState()
         let before = try state.run("return bk == nil, bk_version == nil")
-        #expect(before.map(\.description) == ["true", "true"])
+        #expect(before.map(\.scalar) == [.boolean(true), .boolean(true)])
         state.installGlobals()
         let after = try state.run("return require('bk') == bk, bk_version == bk.version, bk_installGlobals == bk.installGlobals")
-        #expect(after.map(\.description) == ["true", "true", "true"])
+        #expect(after.map(\.scalar) == [.boolean(true), .boolean(true), .boolean(true)])
     }
 
     @Test func syntaxErrorsAreThrown() throws {
@@ -181,11 +179,11 @@ private func makeState() throws -> LuaState {
         try state.run("collectgarbage('stop'); probe = setmetatable({}, {__mode = 'v'}); probe[1] = {}")
         var values: [LuaValue]? = try state.run("return probe[1]")
         try state.run("collectgarbage('restart'); collectgarbage()")
-        #expect(try state.run("return probe[1] ~= nil").first?.description == "true")
+        #expect(try state.run("return probe[1] ~= nil", as: Bool.self) == true)
         values = nil
         _ = values
         try state.run("collectgarbage()")
-        #expect(try state.run("return probe[1] == nil").first?.description == "true")
+        #expect(try state.run("return probe[1] == nil", as: Bool.self) == true)
     }
 
     @Test func memoryLimitStopsAllocationsCleanly() throws {
@@ -198,7 +196,7 @@ private func makeState() throws -> LuaState {
             #expect(error.kind == .memory || error.message.contains("not enough memory"), "\(error)")
         }
         state.memoryLimit = 0
-        #expect(try state.run("return 6 * 7").first?.description == "42")
+        #expect(try state.run("return 6 * 7", as: Int.self) == 42)
     }
 }
 
@@ -219,8 +217,8 @@ private func makeState() throws -> LuaState {
         #expect(!stack.callReportingErrors(arguments: 0, results: 0))
         #expect(stack.top == 0)
         let reported = try state.run("return #reported, reported[1]")
-        #expect(reported.first?.description == "1")
-        let text = reported.last?.description ?? ""
+        #expect(reported.first?.integer == 1)
+        let text = reported.last?.string ?? ""
         #expect(text.hasPrefix("callback:1: attempt to index a nil value"), "\(text)")
         #expect(text.contains("stack traceback:"))
         // A successful call leaves its results.

@@ -20,11 +20,11 @@ private struct Stop: Error, Equatable { let at: Int }
                 collectgarbage()
                 return ok, tostring(err)
                 """)
-            #expect(result.first?.description == "false", "\(helper)")
-            #expect(result.last?.description.contains("not enough memory") == true, "\(helper): \(result)")
+            #expect(result.first?.boolean == false, "\(helper)")
+            #expect(result.last?.string?.contains("not enough memory") == true, "\(helper): \(result)")
         }
         state.memoryLimit = 0
-        #expect(try state.run("return bk.reduce(bk.map({1, 2, 3}, function(x) return x * 2 end), 0, function(a, x) return a + x end)").first?.description == "12")
+        #expect(try state.run("return bk.reduce(bk.map({1, 2, 3}, function(x) return x * 2 end), 0, function(a, x) return a + x end)", as: Int.self) == 12)
     }
 
     @Test func sequenceHelpers() {

@@ -139,7 +139,7 @@ private func string(_ value: LuaValue?) -> String? {
                     let marker = stress.state.extensionObject(Marker.self) { Marker() }
                     stress.markers.withLock { _ = $0.insert(ObjectIdentifier(marker)) }
                     let results = try stress.state.run("return bk_performBlock ~= nil")
-                    stress.check(results.first?.description == "true", "bk_performBlock missing")
+                    stress.check(results.first?.boolean == true, "bk_performBlock missing")
                 }
             },
         ]

@@ -62,8 +62,7 @@ final class CrossGauge: LuaShareable, LuaObservable, LuaConvertible, @unchecked 
         let gauge = CrossGauge()
         Thread.detachNewThread {
             do {
-                let lua = try LuaState()
-                lua.installGlobals()
+                let lua = try scriptingState()
                 try lua.setGlobal("gauge", gauge)
                 let chunk = try lua.run("return function(...) \(Self.script) end", as: LuaRef.self)
                 let result = try chunk.call(n, as: String.self)

@@ -11,9 +11,8 @@ import Testing
         var errorsSeen = 0
     }
 
-    func makeState(_ log: Log) throws -> LuaState {
-        let state = try LuaState()
-        state.installGlobals()
+    /// Registers `SwiftDelegate` and exports `drive`, which records into `log`.
+    func exportDriver(_ state: LuaState, _ log: Log) {
         let stack = state.stack
         DelegateProtocol(name: "SwiftDelegate", methods: [
             "thing:didChange:": .init(),
@@ -41,25 +40,24 @@ import Testing
         }
         stack.rawSet(-2, field: "drive")
         stack.pop()
-        return state
     }
 
     @Test func forwardsToBlocksWithTheObjectFirst() throws {
         let log = Log()
-        let state = try makeState(log)
+        let state = try scriptingState { exportDriver($0, log) }
         let result = try state.run("""
             local obj = {}
             local dd = bk.dynamicDelegateForProtocol(obj, "SwiftDelegate")
             dd:implementMethod("thing:didChange:", function(o, a) return (o == obj and "obj " or "? ") .. a end)
             return drive(obj, "thingDidChange", "thing:didChange:")
             """)
-        #expect(result.first?.description == "2")
+        #expect(result.first?.integer == 2)
         #expect(log.answers == ["obj arg", "obj arg"])
     }
 
     @Test func realDelegateAndDefaultsWithoutBlocks() throws {
         let log = Log()
-        let state = try makeState(log)
+        let state = try scriptingState { exportDriver($0, log) }
         try state.run("""
             obj = {}
             real = { thingShouldStart = function(self, o, a) return "real " .. a end }
@@ -71,7 +69,7 @@ import Testing
 
     @Test func firstErrorStopsLaterCallsAndIsRaisedAfterwards() throws {
         let log = Log()
-        let state = try makeState(log)
+        let state = try scriptingState { exportDriver($0, log) }
         let result = try state.run("""
             local obj = {}
             local calls = 0
@@ -84,19 +82,19 @@ import Testing
             return ok, err, calls
             """)
         #expect(result.count == 3)
-        #expect(result[0].description == "false")
+        #expect(result[0].boolean == false)
         // Unchanged, as the block raised it (no traceback appended).
-        #expect(result[1].description == "[string \"local obj = {}...\"]:5: second call fails")
-        #expect(result[2].description == "2")
+        #expect(result[1].string == "[string \"local obj = {}...\"]:5: second call fails")
+        #expect(result[2].integer == 2)
         #expect(log.answers == ["ok"])
         #expect(log.errorsSeen == 1)
         // The state is still fine.
-        #expect(try state.run("return 1 + 1").first?.description == "2")
+        #expect(try state.run("return 1 + 1", as: Int.self) == 2)
     }
 
     @Test func methodsOutsideTheProtocolAreNotCalled() throws {
         let log = Log()
-        let state = try makeState(log)
+        let state = try scriptingState { exportDriver($0, log) }
         try state.run("drive({}, 'notAMethod')")
         #expect(log.answers.isEmpty)
     }
@@ -112,7 +110,7 @@ import Testing
             end)
             return p:parse(), sum
             """)
-        #expect(result.map(\.description) == ["true", "3"])
+        #expect(result.map(\.scalar) == [.boolean(true), .integer(3)])
     }
 
     /// A Swift delegating class made with the public API: `.dynamicDelegate` property,
@@ -163,7 +161,7 @@ import Testing
             answers[#answers + 1] = t:measure()
             return answers[1], answers[2], answers[3], bk.dynamicDelegate(t) == t.delegate
             """)
-        #expect(result.map(\.description) == ["false", "true", "false", "true"])
+        #expect(result.map(\.scalar) == [.boolean(false), .boolean(true), .boolean(false), .boolean(true)])
         #expect(thermometer.readings == 1)
     }
 }

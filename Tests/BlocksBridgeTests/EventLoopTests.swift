@@ -3,23 +3,9 @@ import Dispatch
 import CLuaShim
 @testable import BlocksBridge
 
-/// Values collected by closures running on any thread (behind `Locked`, which ThreadSanitizer sees).
-private final class Trail<T: Sendable>: Sendable {
-    private let items = Locked<[T]>([])
-    func append(_ item: T) { items.withLock { $0.append(item) } }
-    var values: [T] { items.withLock { $0 } }
-}
-
-/// A state with `bk` as a global, as in bklua.
-private func makeState() throws -> LuaState {
-    let state = try LuaState()
-    state.installGlobals()
-    return state
-}
-
 @Suite struct EventLoopTests {
     @Test func swiftBlocksRunInDelayOrderAndEqualDelaysInSubmissionOrder() throws {
-        let state = try makeState()
+        let state = try scriptingState()
         let loop = state.eventLoop
         let trail = Trail<String>()
         loop.perform(after: 0.03) { trail.append("c") }
@@ -34,7 +20,7 @@ private func makeState() throws -> LuaState {
     }
 
     @Test func runDueWorkRunsOnlyWhatIsDueAndReportsTheNextDeadline() throws {
-        let state = try makeState()
+        let state = try scriptingState()
         let loop = state.eventLoop
         #expect(loop.secondsUntilNextWork == nil)
         let trail = Trail<Int>()
@@ -51,7 +37,7 @@ private func makeState() throws -> LuaState {
     }
 
     @Test func cancelledSwiftBlocksDoNotRun() throws {
-        let state = try makeState()
+        let state = try scriptingState()
         let loop = state.eventLoop
         let trail = Trail<Int>()
         let handle = loop.perform(after: 0.01) { trail.append(1) }
@@ -65,7 +51,7 @@ private func makeState() throws -> LuaState {
     }
 
     @Test func runWithSecondsReturnsFalseAtTheDeadline() throws {
-        let state = try makeState()
+        let state = try scriptingState()
         let loop = state.eventLoop
         let handle = loop.perform(after: 60) {}
         let clock = ContinuousClock()
@@ -77,7 +63,7 @@ private func makeState() throws -> LuaState {
     }
 
     @Test func stopFromAnotherThreadEndsRun() throws {
-        let state = try makeState()
+        let state = try scriptingState()
         let loop = state.eventLoop
         let timer = loop.scheduledTimer(interval: 0.005, repeats: true) { _ in }
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { loop.stop() }
@@ -88,7 +74,7 @@ private func makeState() throws -> LuaState {
     }
 
     @Test func backgroundSwiftBlocksRunOnOtherThreadsAndKeepTheLoopAlive() throws {
-        let state = try makeState()
+        let state = try scriptingState()
         let loop = state.eventLoop
         let trail = Trail<Int64>()
         let main = bk_loop_thread_id()
@@ -105,7 +91,7 @@ private func makeState() throws -> LuaState {
     }
 
     @Test func workScheduledFromAnotherThreadMakesTheWakeupDescriptorReadable() throws {
-        let state = try makeState()
+        let state = try scriptingState()
         let loop = state.eventLoop
         let trail = Trail<Int>()
         let scheduled = DispatchSemaphore(value: 0)
@@ -122,7 +108,7 @@ private func makeState() throws -> LuaState {
     }
 
     @Test func waitUntilIdleDrivesTheLoopFromAnAsyncHost() async throws {
-        let state = try makeState()
+        let state = try scriptingState()
         let loop = state.eventLoop
         let trail = Trail<String>()
         loop.perform(after: 0.02) { trail.append("swift") }
@@ -136,11 +122,11 @@ private func makeState() throws -> LuaState {
         #expect(loop.pendingCount == 0)
         #expect(Set(trail.values) == ["swift", "background"])
         let count = try state.run("return #done")
-        #expect(count.first?.description == "2")
+        #expect(count.first?.integer == 2)
     }
 
     @Test func swiftTimersRepeatUntilInvalidatedFromTheirOwnBlock() throws {
-        let state = try makeState()
+        let state = try scriptingState()
         let loop = state.eventLoop
         let fired = Trail<Int>()
         let timer = loop.scheduledTimer(interval: 0.002, repeats: true) { timer in
@@ -158,7 +144,7 @@ private func makeState() throws -> LuaState {
     }
 
     @Test func backgroundLuaWaitsWhileTheHostIsInLua() throws {
-        let state = try makeState()
+        let state = try scriptingState()
         // The script holds the state: the background block cannot run until it returns.
         let seen = try state.run("""
             flag = false
@@ -167,13 +153,13 @@ private func makeState() throws -> LuaState {
             while os.clock() < stop do end
             return flag
             """)
-        #expect(seen.first?.description == "false")
+        #expect(seen.first?.boolean == false)
         state.eventLoop.run()
-        #expect(try state.run("return flag").first?.description == "true")
+        #expect(try state.run("return flag", as: Bool.self) == true)
     }
 
     @Test func scheduleAndCancelDoesNotGrowMemory() throws {
-        let state = try makeState()
+        let state = try scriptingState()
         let code = """
             local f = function() end
             for i = 1, 50000 do bk.performBlock({}, f, 10):cancel() end
@@ -187,7 +173,7 @@ private func makeState() throws -> LuaState {
     }
 
     @Test func luaErrorsInBlocksGoToTheErrorHandler() throws {
-        let state = try makeState()
+        let state = try scriptingState()
         try state.run("""
             messages = {}
             bk.onError(function(m) messages[#messages + 1] = m end)
@@ -196,14 +182,14 @@ private func makeState() throws -> LuaState {
             """)
         #expect(state.eventLoop.run() == true)
         let result = try state.run("return #messages, messages[1], messages[2]")
-        #expect(result.first?.description == "2")
-        #expect(result[1].description.contains("first"))
-        #expect(result[2].description.contains("second"))
-        #expect(result[2].description.contains("stack traceback:"))
+        #expect(result.first?.integer == 2)
+        #expect(result[1].string?.contains("first") == true)
+        #expect(result[2].string?.contains("second") == true)
+        #expect(result[2].string?.contains("stack traceback:") == true)
     }
 
     @Test func hostsScheduleLuaFunctionsWithAnObject() throws {
-        let state = try makeState()
+        let state = try scriptingState()
         let loop = state.eventLoop
         let stack = state.stack
         try state.run("got = nil; target = {name = 'target'}; function record(obj) got = obj.name end")
@@ -218,14 +204,14 @@ private func makeState() throws -> LuaState {
         #expect(loop.pendingCount == 1)
         #expect(loop.run(seconds: 30) == true)
         #expect(handle.isFinished)
-        #expect(try state.run("return got").first?.description == "target")
+        #expect(try state.run("return got", as: String.self) == "target")
     }
 
     @Test func closingTheStateReleasesTheLoopAndWhatIsStillScheduled() throws {
         weak var weakLoop: EventLoop?
         weak var weakTimer: BlockTimer?
         do {
-            let state = try makeState()
+            let state = try scriptingState()
             let loop = state.eventLoop
             weakLoop = loop
             loop.perform(after: 60) {}
@@ -242,7 +228,7 @@ private func makeState() throws -> LuaState {
         // identity: closing must let go of them too.
         weak var weakLoop: EventLoop?
         do {
-            let state = try makeState()
+            let state = try scriptingState()
             weakLoop = state.eventLoop
             try state.run("bk.async(function() bk.sleep(60) end) bk.performBlock(function() bk.sleep(60) end, 0)")
             _ = state.eventLoop.run(seconds: 0.05)
@@ -252,7 +238,7 @@ private func makeState() throws -> LuaState {
     }
 
     @Test func swiftTimerFireRunsNowAndInvalidatesANonRepeatingTimer() throws {
-        let state = try makeState()
+        let state = try scriptingState()
         let loop = state.eventLoop
         let fired = Trail<Int>()
         let once = loop.timer(interval: 60, repeats: false) { _ in fired.append(1) }
@@ -270,7 +256,7 @@ private func makeState() throws -> LuaState {
     }
 
     @Test func invalidatingTheLastTimerFromAnotherThreadEndsRunPromptly() throws {
-        let state = try makeState()
+        let state = try scriptingState()
         let loop = state.eventLoop
         let timer = loop.scheduledTimer(interval: 60, repeats: false) { _ in }
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { timer.invalidate() }

@@ -98,8 +98,8 @@ import BlocksBridge
         // Lua -> LuaValue -> Lua is byte-identical.
         try state.run("function same(s) return s == binary, #s end")
         let back = try state.call("same", value)
-        #expect(back.first?.description == "true")
-        #expect(back.last?.description == "6")
+        #expect(back.first?.boolean == true)
+        #expect(back.last?.integer == 6)
         // Valid UTF-8 (with a zero byte) stays a String, unchanged.
         let text = try state.run(#"return "h\u{E9}\0!""#, as: LuaValue.self)
         guard case .string(let string) = text else {
@@ -107,7 +107,7 @@ import BlocksBridge
             return
         }
         #expect(Array(string.utf8) == [0x68, 0xC3, 0xA9, 0x00, 0x21])
-        #expect(try state.call("same", text).first?.description == "false")
+        #expect(try state.call("same", text).first?.boolean == false)
     }
 
     @Test func stringConversionReplacesInvalidUTF8() throws {

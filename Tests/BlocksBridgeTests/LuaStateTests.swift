@@ -39,7 +39,7 @@ import CLuaShim
             local function deeper() depth = depth + 1 if depth < 100 then return nested(deeper) end return depth end
             return n, nested(deeper)
             """)
-        #expect(escaped.map(\.description) == ["500", "100"])
+        #expect(escaped.map(\.scalar) == [.integer(500), .integer(100)])
         // The memory cap applies again to Lua code from the next bk call on (a leaked depth used
         // to exempt it for good).
         state.memoryLimit = state.memoryInUse + (4 << 20)
@@ -53,8 +53,7 @@ import CLuaShim
         final class Record: @unchecked Sendable { var answers: [String] = [] }
         let record = Record()
         do {
-            let state = try LuaState()
-            state.installGlobals()
+            let state = try scriptingState()
             register(state, "probe") { stack in
                 stack.push("ran")
                 return 1

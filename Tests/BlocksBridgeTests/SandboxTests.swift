@@ -21,7 +21,7 @@ import CLua
 
     private func expectStillWorks(_ state: LuaState, sourceLocation: SourceLocation = #_sourceLocation) {
         let result = try? state.run("local s = 0 for i = 1, 100 do s = s + i end return s .. ''")
-        #expect(result?.first?.description == "5050", sourceLocation: sourceLocation)
+        #expect(result?.first?.string == "5050", sourceLocation: sourceLocation)
     }
 
     @Test func instructionLimitStopsARunawayLoop() throws {
@@ -57,7 +57,7 @@ import CLua
             local ok, b = co()
             return a, ok, b
             """)
-        #expect(yielded.map(\.description) == ["1", "true", "2"])
+        #expect(yielded.map(\.scalar) == [.integer(1), .boolean(true), .integer(2)])
     }
 
     @Test func instructionLimitStopsLoopsInsideCallbacksOfSwiftFunctions() throws {
@@ -169,17 +169,16 @@ import CLua
     @Test func interruptEndsAWaitOnTheLoopInAStateWithoutLimits() throws {
         // No count hook, so no polling cap: only the wake-up the interrupt sends ends the sleep
         // before its 20 s (the bound below is the sleep's half, far above the 0.1 s expected).
-        let state = try LuaState()
-        state.installGlobals()
+        let state = try scriptingState()
         state.interruptHandle.interrupt(after: 0.1)
         let result = try state.run("""
             local start = bk.now()
             local ok, err = pcall(bk.sleep, 20)
             return bk.now() - start, tostring(err)
             """)
-        let elapsed = Double(result.first?.description ?? "") ?? .infinity
+        let elapsed = result.first?.number ?? .infinity
         #expect(elapsed < 10, "the sleep ran \(elapsed) s")
-        #expect(result.last?.description.contains("interrupted") == true, "\(result)")
+        #expect(result.last?.string?.contains("interrupted") == true, "\(result)")
     }
 
     @Test func interruptAskedForBeforeARunStopsThatRun() throws {
@@ -198,29 +197,29 @@ import CLua
                    string.format('%d', 3) == '3', math.max(1, 2) == 2, utf8.char(72) == 'H',
                    type(coroutine.wrap) == 'function', table.concat({1, 2}) == '12'
             """)
-        #expect(absent.allSatisfy { $0.description == "true" }, "\(absent)")
+        #expect(absent.allSatisfy { $0.boolean == true }, "\(absent)")
         // require reaches the bk module and preloaded modules, not files.
         try state.run("package.preload.mine = function() return 'preloaded' end")
-        #expect(try state.run("return require('mine'), require('bk') ~= nil").map(\.description) == ["preloaded", "true"])
+        #expect(try state.run("return require('mine'), require('bk') ~= nil").map(\.scalar) == [.string("preloaded"), .boolean(true)])
         expectFailure(state, "require('os').execute('true')", "attempt to call a nil value")
         expectFailure(state, "require('io')", "module 'io' not found")
         // Text chunks load; binary chunks do not, whatever mode is asked for.
-        #expect(try state.run("return load('return 1 + 1')()").first?.description == "2")
+        #expect(try state.run("return load('return 1 + 1')()", as: Int.self) == 2)
         expectFailure(state, "assert(load(string.dump(function() return 1 end), 'x', 'b'))", "attempt to load a binary chunk")
         expectFailure(state, "assert(load(string.dump(function() return 1 end)))", "attempt to load a binary chunk")
-        #expect(try state.run("local env = {} load('x = 5', 'c', 't', env)() return env.x").first?.description == "5")
+        #expect(try state.run("local env = {} load('x = 5', 'c', 't', env)() return env.x", as: Int.self) == 5)
         // A finalizer could not be stopped by the hook: refused.
         expectFailure(state, "setmetatable({}, {__gc = function() while true do end end})", "__gc metamethods are not allowed")
-        #expect(try state.run("return getmetatable(setmetatable({}, {__index = {a = 1}})).__index.a").first?.description == "1")
+        #expect(try state.run("return getmetatable(setmetatable({}, {__index = {a = 1}})).__index.a", as: Int.self) == 1)
     }
 
     @Test func limitsAreIndependentOfTheSafeLibraries() throws {
         let state = try LuaState(sandbox: Sandbox(instructionLimit: 10_000, safeLibraries: false))
-        #expect(try state.run("return io ~= nil and debug ~= nil").first?.description == "true")
+        #expect(try state.run("return io ~= nil and debug ~= nil", as: Bool.self) == true)
         expectFailure(state, "for i = 1, 1e9 do end", "instruction limit exceeded")
         // A host may lift the limit.
         state.instructionLimit = 0
-        #expect(try state.run("local n = 0 for i = 1, 1e5 do n = n + 1 end return n").first?.description == "100000")
+        #expect(try state.run("local n = 0 for i = 1, 1e5 do n = n + 1 end return n", as: Int.self) == 100000)
     }
 }
 

@@ -23,8 +23,7 @@ final class PrivateThing: LuaBridged, LuaConvertible {
 /// The pool and shareable classes from Swift (plain `import`: what a host sees).
 @Suite struct WorkersTests {
     @Test func hostSizesThePool() throws {
-        let lua = try LuaState()
-        lua.installGlobals()
+        let lua = try scriptingState()
         #expect(lua.workerCount >= 1)
         lua.workerCount = 3
         #expect(try lua.run("return bk.workerCount()", as: Int.self) == 3)
@@ -33,8 +32,7 @@ final class PrivateThing: LuaBridged, LuaConvertible {
     }
 
     @Test func runOnWorkerRunsInAPoolStateWithTypedResults() throws {
-        let lua = try LuaState()
-        lua.installGlobals()
+        let lua = try scriptingState()
         let square = try lua.run("return function(x, s) return s .. (x * x) .. (bk.isWorker() and ' in a worker' or '') end",
                                  as: LuaRef.self)
         let answer = try lua.runOnWorker(square, 7, "x=", as: String.self)
@@ -56,8 +54,7 @@ final class PrivateThing: LuaBridged, LuaConvertible {
     }
 
     @Test func runOnWorkerReportsWhatCannotCrossAndLuaErrors() throws {
-        let lua = try LuaState()
-        lua.installGlobals()
+        let lua = try scriptingState()
         let holdsCoroutine = try lua.run("local co = coroutine.create(print) return function() return co end", as: LuaRef.self)
         #expect(throws: LuaError.self) { try lua.runOnWorker(holdsCoroutine, as: Int.self) }
         do {
@@ -75,8 +72,7 @@ final class PrivateThing: LuaBridged, LuaConvertible {
     }
 
     @Test func shareableObjectsCrossAsTheSameObject() throws {
-        let lua = try LuaState()
-        lua.installGlobals()
+        let lua = try scriptingState()
         let counter = SharedCounter()
         try lua.setGlobal("counter", counter)
         let result = try lua.run("""
@@ -118,8 +114,7 @@ final class PrivateThing: LuaBridged, LuaConvertible {
     }
 
     @Test func objectsNotMarkedShareableAreRefusedByName() throws {
-        let lua = try LuaState()
-        lua.installGlobals()
+        let lua = try scriptingState()
         try lua.setGlobal("thing", PrivateThing())
         let reason = try lua.run("return select(2, bk.isTransferable(thing))", as: String.self)
         #expect(reason == "the value is a test.PrivateThing (not shareable between states)")

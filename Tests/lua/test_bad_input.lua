@@ -55,7 +55,7 @@ test("discovery ran and sees every exported function", function()
 end)
 
 test("the harness reports a crashing child", function()
-  local out, status = shell("sh -c 'kill -SEGV $$'")
+  local _, status = shell("sh -c 'kill -SEGV $$'")
   ok(status >= 128, "a signal is seen as exit status >= 128: " .. tostring(status))
 end)
 

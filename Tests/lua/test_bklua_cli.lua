@@ -20,7 +20,7 @@ for i = -3, #arg do io.write(tostring(arg[i]), " ") end
 print()
 ]])
 local failing = file("fail.lua", "local x = 1\nerror('script failed')\n")
-local lib = file("mylib.lua", "return { name = 'mylib' }")
+file("mylib.lua", "return { name = 'mylib' }")
 file("stdin.lua", "print('from stdin', ...)\n")
 
 -- Runs `args` (a shell fragment) under both interpreters from tmp; returns both outputs and codes.

@@ -688,7 +688,7 @@ end)
 
 test("a coroutine closed while a block is suspended mid-walk leaves nothing behind", function()
   local co = coroutine.create(function()
-    local closed <close> = setmetatable({}, { __close = function() end })
+    local closed <close> = setmetatable({}, { __close = function() end })  -- luacheck: ignore 211 (closed with the coroutine)
     bk.map({ 1, 2, 3 }, function(x) coroutine.yield() return x end)
   end)
   coroutine.resume(co)

@@ -1,4 +1,6 @@
 -- The script the example host runs. `thermostat` and `report` come from the host.
+-- luacheck: globals thermostat report
+-- luacheck: globals attachDelegate onOutsideReading settle temperatureReadings (the host calls these)
 local bk = require "bk"
 
 -- The script observes the temperature, which Swift code sets (the timer below calls thermostat:step).
@@ -15,11 +17,11 @@ thermostat:note("target set by the script")
 -- A thermostat's delegate, implemented in Lua on its dynamic delegate (the host calls this too).
 function attachDelegate(t)
   local delegate = bk.dynamicDelegate(t)
-  delegate:implementMethod("thermostatShouldChange", function(t)
-    return t.room ~= "cellar"  -- the cellar stays as it is
+  delegate:implementMethod("thermostatShouldChange", function(sender)
+    return sender.room ~= "cellar"  -- the cellar stays as it is
   end)
-  delegate:implementMethod("thermostatDidReachTarget", function(t, temperature)
-    report(string.format("%s reached %.1f", t.room, temperature))
+  delegate:implementMethod("thermostatDidReachTarget", function(sender, temperature)
+    report(string.format("%s reached %.1f", sender.room, temperature))
   end)
 end
 attachDelegate(thermostat)

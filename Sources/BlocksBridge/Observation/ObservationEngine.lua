@@ -252,8 +252,8 @@ local function postPass(ls, old, new)
   end
 end
 
-local function proxyTable(t)
-  local original = getmeta(t)
+local function proxyTable(target)
+  local original = getmeta(target)
   local store, links, singles = {}, {}, {}
   local record = { store = store, links = links, keys = 0, original = original, singles = singles }
   local meta = {}
@@ -347,7 +347,7 @@ local function proxyTable(t)
   -- finds it; one that was not marked is not marked now (see restore).
   local gc = meta.__gc
   meta.__gc = nil
-  setmeta(t, meta)
+  setmeta(target, meta)
   meta.__gc = gc
   if rawget(G, "next") == rawnext then rawset(G, "next", observedNext) end
   return record

@@ -12,6 +12,7 @@
 -- The natives (TaskPrimitives.swift): the runtime this file is built on, as async.nvim's is three
 -- documented functions. Every value Lua compares with what they answer comes from here too
 -- (PENDING ..., ran.*), never a copy of a Swift name.
+-- luacheck: push ignore 631 (LuaLS reads each field on one line)
 ---@class bk.TaskNatives
 ---@field runUntil fun(cell: table, seconds: number?): string runs the loop until cell[1] is set (the waiter a wait attached sets it), `seconds` at most; how the run ended (one of `ran`'s values), also left in cell.outcome. Raises "cannot wait on the loop from a block of another queue", and the sandbox's error when its limits stopped the script.
 ---@field ran table<string, string> how a runUntil ended: ran.done, .timeout, .stopped, .interrupted (Ctrl-C at the prompt), .idle (nothing left that could set the cell), .limited
@@ -33,20 +34,22 @@
 ---@field getmetatable fun(v: any): table? the raw metatable (ignores __metatable)
 ---@field cancelled table bk.cancelled, the error a cancelled task's suspension point raises
 
+-- luacheck: pop
 ---@type table, table, bk.TaskNatives
 local G, bk, native = ...
 
 local coroutine, table = G.coroutine, G.table
 local create, resume, yield, close = coroutine.create, coroutine.resume, coroutine.yield, coroutine.close
 local running, costatus, isyieldable = coroutine.running, coroutine.status, coroutine.isyieldable
-local xpcall, pcall, error, select, type, tostring = G.xpcall, G.pcall, G.error, G.select, G.type, G.tostring
-local rawget, rawset, rawequal, setmetatable, next = G.rawget, G.rawset, G.rawequal, G.setmetatable, G.next
+local pcall, error, select, type, tostring = G.pcall, G.error, G.select, G.type, G.tostring
+local rawget, rawset, rawequal, setmetatable = G.rawget, G.rawset, G.rawequal, G.setmetatable
 local unpack = table.unpack
 local huge = G.math.huge
 
 local now = bk.now
 local runUntil, RAN = native.runUntil, native.ran
-local report, recordCoroutineTraceback, rawmetatable = native.report, native.recordCoroutineTraceback, native.getmetatable
+local report, rawmetatable = native.report, native.getmetatable
+local recordCoroutineTraceback = native.recordCoroutineTraceback
 local errorReport = native.errorReport
 local closing = native.closing
 local finishHandle = native.finishHandle
@@ -278,7 +281,7 @@ function settle(task, resumed, ...)
     schedule(wake, task, 0)
     return
   end
-  local ok, results = resumed, nil
+  local ok, results = resumed
   if resumed then
     results = { n = select("#", ...), ... }
   else
@@ -744,12 +747,12 @@ local function awaitAll(list, timeout)
     return all or failed ~= nil
   end, attach, detach, timeout, SCRIPT + 1, cancelAll(items))
   if failed ~= nil then error(outcomes[failed][2], 0) end
-  local list = {}
+  local values = {}
   for i = 1, #items do
     local o = outcomes[i]
-    list[i] = { n = o.n, unpack(o, 2, o.n + 1) }
+    values[i] = { n = o.n, unpack(o, 2, o.n + 1) }
   end
-  return list
+  return values
 end
 
 local function awaitAny(list, timeout)

@@ -9,6 +9,7 @@
 
 -- The natives (WorkerWaits.swift). A worker is awaited as every awaitable of Swift is (it is a
 -- LuaAwaitable: the engine's native.poll), so only channels need their own here.
+-- luacheck: push ignore 631 (LuaLS reads each field on one line)
 ---@class bk.WorkerWaitNatives
 ---@field error fun(message: any, level?: integer) the global error
 ---@field now fun(): number the monotonic clock, in seconds
@@ -18,6 +19,7 @@
 ---@field received table<string, integer> what tryReceive answers: received.value, .empty, .closed
 ---@field trySend fun(ch: userdata, value: any): boolean, boolean? true when sent, else false and whether the channel is closed, without waiting
 
+-- luacheck: pop
 ---@type table, bk.WorkerWaitNatives
 local engine, native = ...
 

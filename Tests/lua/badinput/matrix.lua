@@ -128,7 +128,7 @@ end
 -- fails to) and is closed, with a <close> variable calling bk as it goes.
 add("function closing a coroutine mid-call", function(...)
   local co = coroutine.create(function()
-    local guard <close> = setmetatable({}, { __close = function() bk.map({ 1 }, tostring) end })
+    local guard <close> = setmetatable({}, { __close = function() bk.map({ 1 }, tostring) end })  -- luacheck: ignore 211 (closed when the coroutine is)
     bk.each({ 1, 2 }, function() coroutine.yield() end)
     coroutine.yield()
   end)

@@ -9,6 +9,8 @@
 -- a hang or a broken state are not. Before running a program its text is written to LASTFILE, so
 -- after a crash that file reproduces it (`bklua LASTFILE` after the same prelude). Ends with
 -- "fuzz ok N programs" on success.
+-- The generated programs run as separate chunks and reach these by name.
+-- luacheck: globals BUDGET DISGUISED FORGED FUZZBK HOSTILE HUGE TASKS
 
 local seed, programs, lastFile = tonumber(arg[1]) or 1, tonumber(arg[2]) or 100, arg[3]
 local bk = require "bk"
@@ -170,7 +172,10 @@ local function callback(depth)
     elseif r >= 15 then body[#body + 1] = "HOSTILE.act(" .. random(#HOSTILE.callbacks) .. ")"
     elseif r == 12 then
       -- A coroutine that calls bk and is closed mid-way, a <close> variable calling bk as it goes.
-      body[#body + 1] = "do local co = coroutine.create(function() local g <close> = setmetatable({}, {__close = function() pcall(bk.map, {1}, tostring) end}) pcall(bk.each, {1, 2}, function() coroutine.yield() end) coroutine.yield() end) coroutine.resume(co) coroutine.close(co) end"
+      body[#body + 1] = "do local co = coroutine.create(function() "
+        .. "local g <close> = setmetatable({}, {__close = function() pcall(bk.map, {1}, tostring) end}) "
+        .. "pcall(bk.each, {1, 2}, function() coroutine.yield() end) coroutine.yield() end) "
+        .. "coroutine.resume(co) coroutine.close(co) end"
     else body[#body + 1] = "local _ = ..." end
   end
   if random(2) == 1 then body[#body + 1] = "return " .. value(depth + 1) end

@@ -1,5 +1,6 @@
 -- A function whose _ENV is not the caller's globals (a chunk loaded with a restricted environment)
 -- keeps that environment when it crosses to a worker: a copy of the table, not the worker's globals.
+-- luacheck: globals secret (the global that must not reach the restricted environment)
 local env = {tostring = tostring, type = type, secret = "sandboxed"}
 local f = load("return secret, os == nil, type(tostring), bk == nil", "=sandboxed", "t", env)
 print("restricted", bk.worker(f):result())

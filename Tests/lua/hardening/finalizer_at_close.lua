@@ -1,4 +1,5 @@
 -- Finalizers that call bk functions while the state closes: a clear error, never a crash.
+-- luacheck: globals FINALIZER (a global, so that it lives until the state closes)
 local names = {}
 for name, value in pairs(bk) do
   if type(value) == "function" then names[#names + 1] = name end
@@ -8,7 +9,6 @@ local timer = bk.timerWithTimeInterval(100, function() end, true)  -- alive, not
 local handle = bk.performBlock(function() end, 100)
 bk.cancelBlock(handle)
 local function probe()
-  local answers = {}
   local ok, err = pcall(bk.performBlock, function() end, 0)
   print("performBlock at close:", ok, err)
   for _, name in ipairs(names) do

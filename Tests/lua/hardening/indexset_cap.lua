@@ -8,6 +8,6 @@ end
 local before = hwm()
 local ok, err = pcall(bk.indexSet, 0, 1 << 24)
 print("indexSet", ok, err)
-local ok2, err2 = pcall(bk.array, setmetatable({}, {}))
+pcall(bk.array, setmetatable({}, {}))
 local grown = (hwm() - before) // 1024
 print("grewMB", grown, grown < 80)

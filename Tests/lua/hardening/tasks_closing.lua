@@ -1,6 +1,7 @@
 -- While the state closes (os.exit(0, true) here; a host's close the same), every entry of the tasks
 -- engine refuses, naming the function the script called (they named the engine's natives:
 -- 'schedule', 'runUntil', 'unschedule', 'performBlock'; bk.async did not refuse at all).
+-- luacheck: globals FINALIZER (a global, so that it lives until the state closes)
 local T = bk.async(function() bk.sleep(100) end)
 local D = bk.debounce(function() end, 1)
 local TH = bk.throttle(function() end, 1)

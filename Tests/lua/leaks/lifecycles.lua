@@ -6,6 +6,9 @@
 -- (collectgarbage "count") and the process RSS, runs COUNT more lifecycles, collects, and prints
 --   leaks KIND lua_kb=<growth> rss_kb=<growth> pending=<n>
 -- (the parent judges the numbers against its tolerances).
+-- The lifecycles run as separate chunks (and in workers) and reach these by name.
+-- luacheck: globals CHANNEL ECHO KEPT POOL_BLOCK POOL_INPUT PROTOCOL RECEIVE_IN_TASK
+-- luacheck: globals RECEIVE_TIMING_OUT REPLIES REQUESTS SLEEP_BRIEFLY TASK_CHANNEL
 
 local kind, count = arg[1], tonumber(arg[2]) or 1000000
 local bk = require "bk"

@@ -1,4 +1,4 @@
-local depth, maxDepth = 0, 0
+local depth, maxDepth, reported = 0, 0, false
 local t = bk.scheduledTimerWithTimeInterval(0.0001, function()
   depth = depth + 1
   if depth > maxDepth then maxDepth = depth end
