@@ -10,8 +10,8 @@ private struct Refused: Error, CustomStringConvertible {
 @Suite struct AwaitableTests {
     /// A state whose global `native` is the tasks engine's natives table, with Swift calls that
     /// finished (`doneCall`, results 7 and "seven"), failed (`failedCall`) and run on (`pendingCall`).
-    private func makeState() throws -> (LuaState, SwiftAsyncCall) {
-        let state = try LuaState()
+    private func awaitablesState() throws -> (LuaState, SwiftAsyncCall) {
+        let state = try bareState()
         let stack = state.stack
         let loop = stack.eventLoop
         let done = SwiftAsyncCall(loop: loop)
@@ -35,7 +35,7 @@ private struct Refused: Error, CustomStringConvertible {
     }
 
     @Test func everyKindAnswersPollInOneShape() throws {
-        let (state, pending) = try makeState()
+        let (state, pending) = try awaitablesState()
         defer { pending.cancel() }
         let report = try state.run("""
             local bk = require "bk"
@@ -109,7 +109,7 @@ private struct Refused: Error, CustomStringConvertible {
 
     /// The states are four distinct integers, exported once from `LuaAwaitState`.
     @Test func statesAreExportedOnce() throws {
-        let (state, pending) = try makeState()
+        let (state, pending) = try awaitablesState()
         defer { pending.cancel() }
         for awaitState in LuaAwaitState.allCases {
             #expect(try state.run("return native.\(awaitState.luaName)", as: Int64.self) == awaitState.rawValue)

@@ -54,14 +54,6 @@ private final class Stress: @unchecked Sendable {
     }
 }
 
-private func integer(_ value: LuaValue?) -> Int64? {
-    if case .integer(let i) = value { i } else { nil }
-}
-
-private func string(_ value: LuaValue?) -> String? {
-    if case .string(let s) = value { s } else { nil }
-}
-
 @Suite struct ConcurrentHostTests {
     /// Several threads make every kind of host call on one state while background blocks, main-queue
     /// blocks and a repeating timer run on it (this thread drives the loop). Bounded: ~1.5 s of calls.
@@ -93,10 +85,10 @@ private func string(_ value: LuaValue?) -> String? {
             {   // untyped run and runFile
                 stress.repeatUntilTime("run") { i in
                     let results = try stress.state.run("spawn(1); return \(i) * 2, 'x'")
-                    stress.check(results.count == 2 && integer(results.first) == Int64(2 * i)
-                                 && string(results.last) == "x", "run #\(i) returned \(results)")
+                    stress.check(results.count == 2 && results.first?.integer == Int64(2 * i)
+                                 && results.last?.string == "x", "run #\(i) returned \(results)")
                     let file = try stress.state.runFile(stress.chunkPath)
-                    stress.check(file.count == 2 && string(file.first) == "from file" && integer(file.last) == 0,
+                    stress.check(file.count == 2 && file.first?.string == "from file" && file.last?.integer == 0,
                                  "runFile #\(i) returned \(file)")
                 }
             },
@@ -159,12 +151,12 @@ private func string(_ value: LuaValue?) -> String? {
         #expect(stress.failures.withLock { $0 } == [])
         #expect(stress.markers.withLock { $0.count } == 1)
         let totals = try state.run("return spawned, background, main, counter, observed, ticks")
-        let spawned = try #require(integer(totals[0]))
+        let spawned = try #require(totals[0].integer)
         #expect(spawned > 0)
-        #expect(integer(totals[1]) == spawned)
-        #expect(integer(totals[2]) == spawned)
-        #expect(integer(totals[3]) == Int64(stress.bumps.load(ordering: .relaxed)))
-        #expect(integer(totals[4]) == Int64(stress.levelSets.load(ordering: .relaxed)))
-        #expect((integer(totals[5]) ?? 0) > 0)
+        #expect(totals[1].integer == spawned)
+        #expect(totals[2].integer == spawned)
+        #expect(totals[3].integer == Int64(stress.bumps.load(ordering: .relaxed)))
+        #expect(totals[4].integer == Int64(stress.levelSets.load(ordering: .relaxed)))
+        #expect((totals[5].integer ?? 0) > 0)
     }
 }
