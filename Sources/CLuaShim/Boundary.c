@@ -250,7 +250,9 @@ int bk_trampoline(lua_State *L) {
         return released > 0 ? released : 0;
     }
     int index = bk_frame_count++;
-    bk_frames[index] = (bk_frame){ rt, L, here, rt->swift_depth, rt->reserve_spent };
+    bk_frames[index] = (bk_frame){
+        .rt = rt, .L = L, .address = here, .saved_swift = rt->swift_depth, .saved_spent = rt->reserve_spent,
+    };
     rt->swift_depth++;
     // Each frame learns only of the reserve it spent itself (a callee's was raised by the callee).
     rt->reserve_spent = 0;
@@ -270,11 +272,10 @@ int bk_trampoline(lua_State *L) {
         rt->swift_depth--;
         return lua_error(L);
     }
-    if (n >= 0) return n;
-    if (n == BK_CONTINUE_WALK) return bk_walk_start(L);  // Swift is gone: the walk may raise and yield
-    if (n == BK_CONTINUE_CALL) return bk_continue_call(L);
-    const char *fname = lua_tostring(L, lua_upvalueindex(2));
-    switch (n) {
+    if (n >= 0) return n;  // results
+    switch ((bk_status)n) {
+        case BK_CONTINUE_WALK: return bk_walk_start(L);  // Swift is gone: the walk may raise and yield
+        case BK_CONTINUE_CALL: return bk_continue_call(L);
         case BK_RAISE_MESSAGE: {
             luaL_where(L, 1);
             lua_insert(L, -2);
@@ -284,7 +285,7 @@ int bk_trampoline(lua_State *L) {
         case BK_RAISE_ARGUMENT: {
             int arg = (int)lua_tointeger(L, -2);
             const char *extramsg = lua_tostring(L, -1);
-            return bk_raise_argument(L, arg, extramsg ? extramsg : "?", fname);
+            return bk_raise_argument(L, arg, extramsg ? extramsg : "?", lua_tostring(L, lua_upvalueindex(2)));
         }
         case BK_RAISE_TYPE: {
             // Stack: ..., original top, arg index, expected type name. Restore the arguments first
@@ -295,9 +296,11 @@ int bk_trampoline(lua_State *L) {
             const char *name = lua_tostring(L, -1);
             snprintf(expected, sizeof expected, "%s", name ? name : "?");
             lua_settop(L, original);
+            const char *fname = lua_tostring(L, lua_upvalueindex(2));
             const char *msg = bk_pushtypeerror(L, arg, expected, fname);
             return bk_raise_argument(L, arg, msg, fname);
         }
+        case BK_RAISE_VALUE:
         default:
             return lua_error(L);
     }

@@ -22,8 +22,18 @@ static const char *const bk_known_modules[] = {
 
 #define BK_TRANSFER_MAX_DEPTH 200
 
+// One step of the path from the value being copied to the part that could not cross, as the
+// error message names it ("upvalue 'acc' of field 'f' of the block ...").
+typedef enum bk_segment_kind {
+    BK_SEGMENT_UPVALUE,        // "upvalue 'name'" (or "upvalue #index" when it has no name)
+    BK_SEGMENT_STRING_FIELD,   // "field 'name'"
+    BK_SEGMENT_INTEGER_FIELD,  // "element [index]"
+    BK_SEGMENT_OTHER_FIELD,    // "a field" (a key that is neither a string nor an integer)
+    BK_SEGMENT_KEY,            // "a key" (the key itself could not cross)
+} bk_segment_kind;
+
 typedef struct bk_segment {
-    int kind;             // 0: upvalue, 1: string field, 2: integer field, 3: other field, 4: a key
+    bk_segment_kind kind;
     const char *name;     // upvalue or field name (owned by the source state, alive meanwhile)
     lua_Integer index;
 } bk_segment;
@@ -140,13 +150,14 @@ static void bk_transfer_fail(bk_transfer *t, const char *what) {
             continue;
         }
         switch (s->kind) {
-            case 0:
+            case BK_SEGMENT_UPVALUE:
                 n = s->name && s->name[0] ? snprintf(message + used, sizeof message - used, "upvalue '%s' of ", s->name)
                                           : snprintf(message + used, sizeof message - used, "upvalue #%lld of ", (long long)s->index);
                 break;
-            case 1: n = snprintf(message + used, sizeof message - used, "field '%s' of ", s->name); break;
-            case 2: n = snprintf(message + used, sizeof message - used, "element [%lld] of ", (long long)s->index); break;
-            case 3: n = snprintf(message + used, sizeof message - used, "a field of "); break;
+            case BK_SEGMENT_STRING_FIELD: n = snprintf(message + used, sizeof message - used, "field '%s' of ", s->name); break;
+            case BK_SEGMENT_INTEGER_FIELD: n = snprintf(message + used, sizeof message - used, "element [%lld] of ", (long long)s->index); break;
+            case BK_SEGMENT_OTHER_FIELD: n = snprintf(message + used, sizeof message - used, "a field of "); break;
+            case BK_SEGMENT_KEY:
             default: n = snprintf(message + used, sizeof message - used, "a key of "); break;
         }
         if (n < 0) break;
@@ -157,10 +168,10 @@ static void bk_transfer_fail(bk_transfer *t, const char *what) {
     lua_error(t->E);
 }
 
-static void bk_transfer_push_segment(bk_transfer *t, int kind, const char *name, lua_Integer index) {
+static void bk_transfer_push_segment(bk_transfer *t, bk_segment_kind kind, const char *name, lua_Integer index) {
     if (t->depth >= BK_TRANSFER_MAX_DEPTH) bk_transfer_fail(t, "is nested too deeply");
     t->depth++;
-    t->path[t->depth] = (bk_segment){ kind, name, index };
+    t->path[t->depth] = (bk_segment){ .kind = kind, .name = name, .index = index };
 }
 
 // MARK: - The walk
@@ -222,12 +233,15 @@ static void bk_transfer_table(bk_transfer *t, int src) {
     lua_pushnil(from);
     while (lua_next(from, src)) {
         int key = lua_gettop(from) - 1, value = key + 1;
-        bk_transfer_push_segment(t, 4, NULL, 0);
+        bk_transfer_push_segment(t, BK_SEGMENT_KEY, NULL, 0);
         bk_transfer_walk(t, key);
         t->depth--;
-        if (lua_type(from, key) == LUA_TSTRING) bk_transfer_push_segment(t, 1, lua_tostring(from, key), 0);
-        else if (lua_isinteger(from, key)) bk_transfer_push_segment(t, 2, NULL, lua_tointeger(from, key));
-        else bk_transfer_push_segment(t, 3, NULL, 0);
+        if (lua_type(from, key) == LUA_TSTRING)
+            bk_transfer_push_segment(t, BK_SEGMENT_STRING_FIELD, lua_tostring(from, key), 0);
+        else if (lua_isinteger(from, key))
+            bk_transfer_push_segment(t, BK_SEGMENT_INTEGER_FIELD, NULL, lua_tointeger(from, key));
+        else
+            bk_transfer_push_segment(t, BK_SEGMENT_OTHER_FIELD, NULL, 0);
         bk_transfer_walk(t, value);
         t->depth--;
         if (t->to != NULL) lua_rawset(t->to, target);
@@ -296,7 +310,7 @@ static void bk_transfer_function(bk_transfer *t, int src) {
             lua_pop(from, 1);
             continue;
         }
-        bk_transfer_push_segment(t, 0, name, i);
+        bk_transfer_push_segment(t, BK_SEGMENT_UPVALUE, name, i);
         if (to != NULL) {
             // Upvalues shared between copied closures stay shared: the first copy owns the cell.
             void *id = lua_upvalueid(from, src, i);
@@ -443,10 +457,20 @@ void bk_gc_settle(lua_State *L) {
     if (bk_pcall(L, 1, 0, 0) != LUA_OK) lua_pop(L, 1);
 }
 
+// What bk_transfer_run does.
+typedef enum bk_transfer_mode {
+    BK_TRANSFER_VALUES,  // copy (or check) `count` stack values from `first`
+    BK_TRANSFER_RANGE,   // copy list elements `range_first` ... of `table` into a list of the target
+} bk_transfer_mode;
+
 typedef struct bk_transfer_job {
     bk_transfer *t;
+    bk_transfer_mode mode;
+    // BK_TRANSFER_VALUES: the values of `from` (numbered > 0: named "what #numbered", ...).
     int first, count, numbered;
-    // Range mode (count < 0): list elements of `table` in `from` into `target` of `to` (0: new).
+    // BK_TRANSFER_RANGE: elements of the list at `table` of `from`, into positions offset + 1 ...
+    // of a table of the target: when `target` is 1, the one passed to bk_transfer_run (its slot 1
+    // once the job starts); when 0, a new list it returns.
     int table, target;
     lua_Integer range_first, range_count, offset;
 } bk_transfer_job;
@@ -463,7 +487,8 @@ static int bk_transfer_run_range(lua_State *E, bk_transfer_job *job) {
         t->depth = 0;
         // Named by its place in the caller's list: the target's when copying into one (results
         // coming back), else the source's (elements going out).
-        bk_transfer_push_segment(t, 2, NULL, job->target ? job->offset + i + 1 : job->range_first + i);
+        bk_transfer_push_segment(t, BK_SEGMENT_INTEGER_FIELD, NULL,
+                                 job->target ? job->offset + i + 1 : job->range_first + i);
         bk_transfer_walk(t, lua_gettop(t->from));
         lua_rawseti(E, target, job->offset + i + 1);
         lua_pop(t->from, 1);
@@ -487,10 +512,7 @@ static int bk_transfer_run(lua_State *E) {
     } else {
         lua_pushnil(E);
     }
-    if (job->count < 0) {
-        if (job->target != 0) job->target = 1;
-        return bk_transfer_run_range(E, job);
-    }
+    if (job->mode == BK_TRANSFER_RANGE) return bk_transfer_run_range(E, job);
     char root[64];
     const char *given = t->root;
     for (int i = 0; i < job->count; i++) {
@@ -559,7 +581,7 @@ static int bk_transfer_copy_running(lua_State *from, int first, int count, lua_S
     t.E = to;
     t.names = lua_gettop(from);
     t.root = what;
-    bk_transfer_job job = { &t, first, count, numbered };
+    bk_transfer_job job = { .t = &t, .mode = BK_TRANSFER_VALUES, .first = first, .count = count, .numbered = numbered };
     // The copy runs on a Lua thread of its own in `to`, so the caller's stack holds only results.
     lua_State *worker = lua_newthread(to);
     t.to = t.E = worker;
@@ -595,7 +617,10 @@ static int bk_transfer_copy_range_running(lua_State *from, int table, lua_Intege
     t.root = what;
     lua_State *worker = lua_newthread(to);
     t.to = t.E = worker;
-    bk_transfer_job job = { &t, 0, -1, 0, table, target != 0, first, count, offset };
+    bk_transfer_job job = {
+        .t = &t, .mode = BK_TRANSFER_RANGE, .table = table, .target = target != 0,
+        .range_first = first, .range_count = count, .offset = offset,
+    };
     // The target table is reached from the copying thread through its stack: move a reference.
     lua_pushcfunction(worker, bk_transfer_run);
     lua_pushlightuserdata(worker, &job);
@@ -636,7 +661,7 @@ static int bk_transfer_check_running(lua_State *L, int idx, const char *what, in
     t.root = what;
     // Strict mode is about what a Lua block captures; a named C function is fine as it is.
     t.strict = strict && lua_type(L, idx) == LUA_TFUNCTION && !lua_iscfunction(L, idx);
-    bk_transfer_job job = { &t, idx, 1, 0 };
+    bk_transfer_job job = { .t = &t, .mode = BK_TRANSFER_VALUES, .first = idx, .count = 1 };
     lua_pushcfunction(thread, bk_transfer_run);
     lua_pushlightuserdata(thread, &job);
     status = bk_pcall(thread, 1, 0, 0);

@@ -211,9 +211,7 @@ struct PrettyPrinter {
 
     /// The string at `index` (a string, not a number) as a quoted literal.
     func quotedString(at index: Int32) -> String {
-        var length = 0
-        guard let chars = lua_tolstring(stack.L, index, &length) else { return "\"\"" }
-        return PrettyPrinter.quote(UnsafeRawBufferPointer(start: chars, count: length))
+        stack.withBytes(at: index) { PrettyPrinter.quote($0) } ?? "\"\""
     }
 
     // MARK: - Lua calls (protected)
@@ -221,7 +219,7 @@ struct PrettyPrinter {
     /// `tostring(value)` as lua.c's print does it (`__tostring`, `__name`), in protected mode.
     func toString(_ index: Int32) -> Result<String, LuaError> {
         let index = stack.absolute(index)
-        bk_pushcfunction(stack.L, cedit_tolstring)
+        stack.push(cFunction: cedit_tolstring)
         stack.pushCopy(of: index)
         do {
             try stack.call(arguments: 1, results: 1)

@@ -167,7 +167,7 @@ struct Runner {
                 let ok = option == "e" ? doString(extra, name: "=(command line)") : doLibrary(extra)
                 if !ok { return false }
             case "W":
-                bk_warning_on(state.L)
+                state.stack.turnWarningsOn()
             default:
                 break
             }

@@ -56,7 +56,7 @@ func protectedMain(state: LuaState, argv: [String], progname: String) -> Int32 {
     }
     do throws(LuaError) {
         if options.sandbox {
-            let status = bk_opensafelibs(state.L)
+            let status = state.stack.openLibraries(safe: true)
             if status != LUA_OK { throw state.stack.popError(status: status) }
         } else {
             try state.openStandardLibraries()
@@ -67,7 +67,7 @@ func protectedMain(state: LuaState, argv: [String], progname: String) -> Int32 {
     }
     state.installGlobals()
     runner.createArgTable(scriptIndex: options.scriptIndex)
-    _ = bk_gc_generational(state.L)
+    state.stack.useGenerationalCollector()
     applyLimits(options, to: state)
     if !options.ignoreEnvironment, !runner.handleLuaInit() { return 1 }
     if !runner.runArguments(upTo: options.hasScript ? options.scriptIndex : argv.count,
@@ -97,7 +97,7 @@ func protectedMain(state: LuaState, argv: [String], progname: String) -> Int32 {
 
 /// The sandbox options: one budget for the whole run (LUA_INIT, -e, -l, the script, the REPL).
 func applyLimits(_ options: CommandLineOptions, to state: LuaState) {
-    if options.sandbox { bk_sethooks(state.L) }  // as LuaState(sandbox:) does
+    if options.sandbox { state.stack.installLimitHooks() }  // as LuaState(sandbox:) does
     state.instructionLimit = options.instructionLimit
     if options.timeLimit > 0 { state.timeLimit = .nanoseconds(Int64(options.timeLimit * 1e9)) }
     state.memoryLimit = options.memoryLimit

@@ -32,7 +32,7 @@ struct LuaBlock {
             if prefix == 0 { return 1 }
             if entry.prefix == prefix { return 2 }
             stack.pushCopy(of: prefix)
-            lua_rotate(stack.L, entry.value, 1)
+            stack.insert(at: entry.value)
             return 2
         }
         stack.pushCopy(of: function)
@@ -70,12 +70,11 @@ struct LuaBlock {
     func drive(_ collection: LuaCollection, _ action: Int32, prefix: Int32 = 0, result: Int32 = 0,
                null: Int32 = 0, appended: Int64 = 0, returning: Int32 = 0) -> Int32 {
         let keys = collection.kind.isList ? 0 : collection.pushKeys()
-        var walk = bk_walk(table: collection.table, keys: keys, block: function, prefix: prefix, action: action,
+        let walk = bk_walk(table: collection.table, keys: keys, block: function, prefix: prefix, action: action,
                            result: result, null: null,
                            count: stack.rawLength(keys != 0 ? keys : collection.table), appended: appended,
                            first: 1, returns: returning, base: 0, position: 0)
-        bk_walk_prepare(stack.L, &walk)
-        return BK_CONTINUE_WALK
+        return stack.continueWithWalk(walk)
     }
 
     /// Calls the block with the values at two stack slots and returns whether it is truthy.

@@ -64,45 +64,41 @@ public struct LuaCollection: BlockWalkable {
     @inlinable
     func walkList<Failure: Error>(_ visit: (LuaEntry) throws(Failure) -> Bool) throws(Failure) -> Bool {
         let count = stack.rawLength(table)
-        let base = stack.top
-        var position: Int64 = 1
-        let slot = base + 1 + (callee != 0 ? 1 : 0) + (prefix != 0 ? 1 : 0)
-        while position <= count {
-            if callee != 0 { lua_pushvalue(stack.L, callee) }
-            if prefix != 0 { lua_pushvalue(stack.L, prefix) }
-            if lua_rawgeti(stack.L, table, lua_Integer(position)) == LUA_TNIL {
-                stack.top = base
-                return true
+        return try stack.withRestoredTop { (base: Int32) throws(Failure) -> Bool in
+            var position: Int64 = 1
+            let slot = base + 1 + (callee != 0 ? 1 : 0) + (prefix != 0 ? 1 : 0)
+            while position <= count {
+                if callee != 0 { stack.pushCopy(of: callee) }
+                if prefix != 0 { stack.pushCopy(of: prefix) }
+                if stack.rawGet(table, position) == .nil { return true }
+                let goOn = try visit(LuaEntry(position: position, key: 0, value: slot, callee: callee, prefix: prefix))
+                stack.top = base  // this entry's slots
+                if !goOn { return false }
+                position += 1
             }
-            let goOn = try visit(LuaEntry(position: position, key: 0, value: slot, callee: callee, prefix: prefix))
-            stack.top = base
-            if !goOn { return false }
-            position += 1
+            return true
         }
-        return true
     }
 
     @usableFromInline
     func walkDictionary<Failure: Error>(_ visit: (LuaEntry) throws(Failure) -> Bool) throws(Failure) -> Bool {
-        let keys = pushKeys()
-        let count = stack.rawLength(keys)
-        let base = stack.top
-        var position: Int64 = 1
-        while position <= count {
-            stack.rawGet(keys, position)
-            stack.pushCopy(of: base + 1)
-            if stack.rawGet(table) != .nil {
-                let goOn = try visit(LuaEntry(position: position, key: base + 1, value: base + 2))
-                if !goOn {
-                    stack.top = base - 1
-                    return false
+        try stack.withRestoredTop { () throws(Failure) -> Bool in
+            let keys = pushKeys()
+            let count = stack.rawLength(keys)
+            let base = stack.top
+            var position: Int64 = 1
+            while position <= count {
+                stack.rawGet(keys, position)
+                stack.pushCopy(of: base + 1)
+                if stack.rawGet(table) != .nil {
+                    let goOn = try visit(LuaEntry(position: position, key: base + 1, value: base + 2))
+                    if !goOn { return false }
                 }
+                stack.top = base  // this entry's slots
+                position += 1
             }
-            stack.top = base
-            position += 1
+            return true
         }
-        stack.top = base - 1
-        return true
     }
 
     /// Pushes a list of the dictionary's keys (raw `next` order); returns its stack index.

@@ -23,7 +23,7 @@ extension LuaStack {
 
     /// Creates `bk.null` (an empty userdata with a `__tostring` of "null") in the registry.
     func makeNullSentinel() {
-        _ = lua_newuserdatauv(L, 0, 0)
+        pushNewUserdata(size: 0)
         pushNewTable(recordCount: 3)
         push("bk.null")
         rawSet(-2, field: "__name")

@@ -319,16 +319,3 @@ enum DynamicDelegateStore {
         invalidate(stack, delegate: delegate)
     }
 }
-
-extension LuaStack {
-    /// Whether the value at `index` is a C function (the standard library's are).
-    func isCFunction(_ index: Int32) -> Bool { lua_iscfunction(L, index) != 0 }
-
-    /// Pops the function on top; returns its number of fixed parameters, nil when it takes `...`
-    /// (C functions do). `lua_getinfo` reads the prototype and never raises.
-    func fixedParameterCount() -> Int? {
-        var info = lua_Debug()
-        guard lua_getinfo(L, ">u", &info) != 0, info.isvararg == 0 else { return nil }
-        return Int(info.nparams)
-    }
-}

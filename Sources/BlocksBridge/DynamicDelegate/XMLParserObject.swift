@@ -140,8 +140,6 @@ extension LuaStack {
     /// The bytes of the string at `index` (no UTF-8 repair: XML may declare another encoding).
     func stringBytes(_ index: Int32) -> [UInt8]? {
         guard type(at: index) == .string else { return nil }
-        var length = 0
-        guard let chars = lua_tolstring(L, index, &length) else { return nil }
-        return Array(UnsafeRawBufferPointer(start: chars, count: length))
+        return withBytes(at: index) { Array($0) }
     }
 }

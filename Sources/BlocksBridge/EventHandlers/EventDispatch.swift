@@ -28,7 +28,7 @@ enum EventDispatch {
             return false
         }
         stack.pushCopy(of: xpcall)
-        bk_pushcfunction(stack.L, bk_recordtraceback)  // the value stays; report finds its traceback
+        stack.push(cFunction: bk_recordtraceback)  // the value stays; report finds its traceback
         stack.push(function: "report") { stack throws(LuaRaise) in
             stack.top = 1
             // A cancelled task's cancellation ends the task, not the callback alone (not reported).

@@ -7,8 +7,7 @@ extension LuaState {
     /// this state on this OS thread (a registered closure calling back into Lua from a coroutine
     /// stays on that coroutine), else the main thread.
     @usableFromInline var activeStack: LuaStack {
-        if let current = bk_current_thread(runtime) { return LuaStack(current, runtime) }
-        return stack
+        LuaStack.running(in: runtime) ?? stack
     }
 
     /// Every host call that enters Lua starts a fresh sandbox budget (instructions, time), unless

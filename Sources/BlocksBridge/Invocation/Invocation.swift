@@ -44,7 +44,7 @@ extension LuaStack {
     /// Pushes `field` of the invocation userdata at `index` (nil when absent).
     func pushInvocationField(of index: Int32, _ field: String) {
         let index = absolute(index)
-        if lua_getiuservalue(L, index, 1) == LUA_TTABLE {
+        if pushUserValue(of: index) == .table {
             rawGet(-1, field: field)
             remove(at: -2)
         } else {
@@ -55,7 +55,7 @@ extension LuaStack {
 
     func setInvocationField(of index: Int32, _ field: String, value: Int32) {
         let (index, value) = (absolute(index), absolute(value))
-        if lua_getiuservalue(L, index, 1) == LUA_TTABLE {
+        if pushUserValue(of: index) == .table {
             pushCopy(of: value)
             rawSet(-2, field: field)
         }
@@ -75,7 +75,7 @@ extension BKLibrary {
             stack.rawSet(-2, field: "target")
             stack.pushCopy(of: 2)
             stack.rawSet(-2, field: "block")
-            lua_setiuservalue(stack.L, -2, 1)
+            stack.setUserValue(of: -2)
             return 1
         },
     ])

@@ -3,6 +3,8 @@ import CLuaShim
 
 /// The body of a Swift function exported to Lua: reads its arguments from the stack, pushes its
 /// results and returns how many; throws `LuaRaise` to raise a Lua error (raised by the trampoline).
+/// The bridge's own helpers may instead return a `TrampolineStatus` code that continues in C
+/// (`continueWithCall`, `continueWithWalk`).
 public typealias LuaFunction = (LuaStack) throws(LuaRaise) -> Int32
 
 /// The Swift half of an exported function, retained by the Lua userdata upvalue of its closure.
@@ -14,7 +16,7 @@ final class ExportedFunction {
 @_cdecl("bk_swift_call")
 func callExportedFunction(_ L: OpaquePointer?, _ body: UnsafeMutableRawPointer?,
                           _ runtime: UnsafeMutablePointer<bk_runtime>?) -> Int32 {
-    guard let L, let body, let runtime else { return BK_RAISE_VALUE }
+    guard let L, let body, let runtime else { return TrampolineStatus.raiseValue.code }
     let stack = LuaStack(L, runtime)
     // The Lua userdata keeps the box alive for the whole call: no retain/release on this path.
     let result: Result<Int32, LuaRaise> = Unmanaged<ExportedFunction>.fromOpaque(body)
@@ -23,7 +25,7 @@ func callExportedFunction(_ L: OpaquePointer?, _ body: UnsafeMutableRawPointer?,
         }
     switch result {
     case .success(let count): return count
-    case .failure(let error): return stack.prepareRaise(error)
+    case .failure(let error): return stack.prepareRaise(error).code
     }
 }
 
@@ -41,25 +43,25 @@ extension LuaStack {
         bk_pushswiftfunction(L, runtime, box, name, runsAtClose ? BK_FUNCTION_AT_CLOSE : 0)
     }
 
-    /// Lays out on the stack what the trampoline needs to raise `error`; returns its status code.
-    func prepareRaise(_ error: LuaRaise) -> Int32 {
+    /// Lays out on the stack what the trampoline needs to raise `error`; returns the status.
+    func prepareRaise(_ error: LuaRaise) -> TrampolineStatus {
         _ = ensureSpace(4)
         switch error {
         case .valueOnTop:
             if top == 0 { pushNil() }
-            return BK_RAISE_VALUE
+            return .raiseValue
         case .message(let message):
             push(message)
-            return BK_RAISE_MESSAGE
+            return .raiseMessage
         case .argument(let index, let message):
             push(Int64(index))
             push(message)
-            return BK_RAISE_ARGUMENT
+            return .raiseArgument
         case .type(let index, let expected):
             push(Int64(top))
             push(Int64(index))
             push(expected)
-            return BK_RAISE_TYPE
+            return .raiseType
         }
     }
 }
@@ -71,6 +73,6 @@ extension LuaStack {
     /// wait over to the tasks engine, so that the task suspends instead of the loop nesting.
     func continueWithCall(arguments: Int32) -> Int32 {
         push(Int64(arguments))
-        return BK_CONTINUE_CALL
+        return TrampolineStatus.continueCall.code
     }
 }

@@ -6,14 +6,23 @@ import CLuaShim
 /// Exported Swift functions receive one; `LuaState.stack` gives one to hosts. It owns nothing and
 /// is only valid while the call (or the state) is. Every method here is safe to call from Swift:
 /// none raises a Lua error (reads on user tables are raw, so no metamethod runs).
+///
+/// This is the one layer that calls Lua's C API (DEVELOPERS.md rule 1): the raw state is `package`,
+/// and `scripts/check-boundary` fails on a raw call in a Swift file outside `Sources/BlocksBridge/Lua`.
 public struct LuaStack {
-    /// The raw `lua_State *`.
-    public let L: OpaquePointer
+    /// The raw `lua_State *`: for the Lua plumbing (`Lua/`) and bklua's line editor, not for hosts.
+    @usableFromInline package let L: OpaquePointer
     @usableFromInline let runtime: UnsafeMutablePointer<bk_runtime>
 
     @inlinable init(_ L: OpaquePointer, _ runtime: UnsafeMutablePointer<bk_runtime>) {
         self.L = L
         self.runtime = runtime
+    }
+
+    /// The stack of the Lua thread running the innermost exported Swift function of `runtime`'s
+    /// state on this OS thread, or nil when none runs here (`bk_current_thread`).
+    static func running(in runtime: UnsafeMutablePointer<bk_runtime>) -> LuaStack? {
+        bk_current_thread(runtime).map { LuaStack($0, runtime) }
     }
 
     /// The bridge state this stack belongs to.
@@ -33,6 +42,42 @@ public struct LuaStack {
     }
 
     @inlinable public func pop(_ n: Int32 = 1) { bk_pop(L, n) }
+
+    /// Runs `body` and sets the top back to where it was however `body` leaves: the scoped form of
+    /// `let base = top ... top = base`, as mlua's `StackGuard`. A `LuaRaise.valueOnTop` thrown out
+    /// of `body` keeps its value: it is moved down to just above the restored top. [-0, +0]
+    @inlinable
+    public func withRestoredTop<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        try withRestoredTop { (_: Int32) throws(E) -> R in try body() }
+    }
+
+    /// `withRestoredTop` for a body that works relative to the top it started from (`base`).
+    @inlinable
+    public func withRestoredTop<R, E: Error>(_ body: (_ base: Int32) throws(E) -> R) throws(E) -> R {
+        let base = top
+        do throws(E) {
+            let result = try body(base)
+            top = base
+            return result
+        } catch {
+            restoreTop(base, afterThrowing: error)
+            throw error
+        }
+    }
+
+    /// The top back at `base` after `error`, keeping the value a `.valueOnTop` raises.
+    @usableFromInline
+    func restoreTop(_ base: Int32, afterThrowing error: any Error) {
+        let current = top
+        guard case .valueOnTop? = error as? LuaRaise else {
+            top = base
+            return
+        }
+        // At or below base, the value raised is already the top once nothing above it is dropped.
+        guard current > base + 1 else { return }
+        replace(at: base + 1)
+        top = base + 1
+    }
 
     /// Makes room for `n` more values; false when the stack cannot grow (never raises).
     @inlinable public func ensureSpace(_ n: Int32) -> Bool { lua_checkstack(L, n) != 0 }
@@ -55,6 +100,16 @@ public struct LuaStack {
 
     @inlinable public func isNoneOrNil(_ index: Int32) -> Bool { lua_type(L, index) <= 0 }
     @inlinable public func isInteger(_ index: Int32) -> Bool { lua_isinteger(L, index) != 0 }
+    /// Whether the value at `index` is a C function (the standard library's and bk's are). [-0, +0]
+    @inlinable public func isCFunction(_ index: Int32) -> Bool { lua_iscfunction(L, index) != 0 }
+
+    /// Pops the function on top; returns its number of fixed parameters, nil when it takes `...`
+    /// (C functions do). `lua_getinfo` reads the prototype and never raises. [-1, +0]
+    func fixedParameterCount() -> Int? {
+        var info = lua_Debug()
+        guard lua_getinfo(L, ">u", &info) != 0, info.isvararg == 0 else { return nil }
+        return Int(info.nparams)
+    }
 
     // MARK: Pushing
 
@@ -73,6 +128,8 @@ public struct LuaStack {
         _ = lua_pushlstring(L, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count)
     }
     @inlinable public func push(lightUserdata pointer: UnsafeMutableRawPointer?) { lua_pushlightuserdata(L, pointer) }
+    /// Pushes a C function (a `lua_CFunction` of the shim, such as `bk_recordtraceback`). [-0, +1]
+    @inlinable public func push(cFunction function: lua_CFunction) { bk_pushcfunction(L, function) }
     /// Pushes a new table pre-sized for the counts, each clamped to `maximumSizeHint` (a count
     /// taken from a script's `#t` can be 2^40; past the hint the table grows as it fills). [-0, +1]
     @inlinable public func pushNewTable(arrayCount: Int32 = 0, recordCount: Int32 = 0) {
@@ -123,6 +180,14 @@ public struct LuaStack {
     /// A string only if the value is a string (no number conversion): for keys met in `next`.
     public func stringValue(_ index: Int32) -> String? {
         lua_type(L, index) == LUA_TSTRING ? toString(index) : nil
+    }
+
+    /// Calls `body` with the bytes of the string at `index` (numbers converted, as `toString`), or
+    /// returns nil for other types. The bytes are valid only inside `body`. [-0, +0]
+    public func withBytes<R>(at index: Int32, _ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        var length = 0
+        guard let chars = lua_tolstring(L, index, &length) else { return nil }
+        return body(UnsafeRawBufferPointer(start: chars, count: length))
     }
 
     @inlinable public func toPointer(_ index: Int32) -> UnsafeRawPointer? { lua_topointer(L, index) }
@@ -190,6 +255,13 @@ public struct LuaStack {
 
     @inlinable public static var registryIndex: Int32 { bk_registryindex() }
     @inlinable public static func upvalueIndex(_ i: Int32) -> Int32 { bk_upvalueindex(i) }
+
+    /// Turns Lua's warnings on (`warn("@on")`, as `lua -W`). [-0, +0]
+    package func turnWarningsOn() { bk_warning_on(L) }
+
+    /// Sets `bk` (the module table at `module`) and `bk_NAME` for each of its functions, with raw
+    /// sets, in the table at `globals` (`bk_install_globals`). [-0, +0]
+    func installGlobals(in globals: Int32, module: Int32) { bk_install_globals(L, globals, module) }
 
     /// Pushes `registry[name]`, creating it as an empty table when missing; true if it was created.
     @discardableResult

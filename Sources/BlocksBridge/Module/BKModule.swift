@@ -41,13 +41,13 @@ public enum BKModule {
     /// Sets `bk` and `bk_NAME` for every function of the module table (raw sets) in the table at
     /// `target`, or in the globals when `target` is nil.
     static func installGlobals(in stack: LuaStack, target: Int32? = nil) {
-        let base = stack.top
-        defer { stack.top = base }
-        if let target { stack.pushCopy(of: target) } else { stack.pushGlobalTable() }
-        let globals = stack.top
-        pushModule(on: stack)
-        let module = stack.top
-        guard stack.type(at: module) == .table else { return }
-        bk_install_globals(stack.L, globals, module)
+        stack.withRestoredTop {
+            if let target { stack.pushCopy(of: target) } else { stack.pushGlobalTable() }
+            let globals = stack.top
+            pushModule(on: stack)
+            let module = stack.top
+            guard stack.type(at: module) == .table else { return }
+            stack.installGlobals(in: globals, module: module)
+        }
     }
 }

@@ -6,11 +6,11 @@ extension LuaState {
     /// the `bk` module, and the memory, instruction and time limits.
     public convenience init(sandbox: Sandbox) throws(LuaError) {
         try self.init(standardLibraries: false)
-        let status = sandbox.safeLibraries ? bk_opensafelibs(L) : bk_openlibs(L)
+        let status = stack.openLibraries(safe: sandbox.safeLibraries)
         if status != LUA_OK { throw stack.popError(status: status) }
         // The hook is installed even without instruction or time limits: it is what `interrupt`
         // relies on. Coroutines created later inherit it.
-        bk_sethooks(L)
+        stack.installLimitHooks()
         instructionLimit = sandbox.instructionLimit
         timeLimit = sandbox.timeLimit
         memoryLimit = sandbox.memoryLimit
@@ -22,7 +22,7 @@ extension LuaState {
         get { Int(runtime.pointee.instruction_limit) }
         set {
             runtime.pointee.instruction_limit = Int64(max(0, newValue))
-            if newValue > 0 { bk_sethooks(L) }
+            if newValue > 0 { stack.installLimitHooks() }
         }
     }
 
@@ -35,14 +35,14 @@ extension LuaState {
         set {
             let seconds = max(0, newValue?.inSeconds ?? 0)
             runtime.pointee.time_limit = seconds
-            if seconds > 0 { bk_sethooks(L) }
+            if seconds > 0 { stack.installLimitHooks() }
         }
     }
 
     /// Why the current run is to stop ("interrupted", "time limit exceeded", ...), or nil: what a
     /// host learns when `eventLoop.run()` returned early because the budget ran out while it waited.
     public var stopReason: String? {
-        bk_stop_requested(runtime).map { String(cString: $0) }
+        stack.stopReason
     }
 
     /// Instructions used since the budget was last reset (counted in steps of up to 1000).
@@ -51,7 +51,7 @@ extension LuaState {
     /// Starts a fresh instruction and time budget and clears a pending interrupt. `run` and
     /// `runFile` do this themselves; hosts driving Lua another way (an event loop) call it per turn.
     public func resetLimits() {
-        bk_reset_limits(L, runtime)
+        stack.resetLimits()
     }
 
     /// Resets the budget when no Lua code of this state is running (a nested `run` from inside an
@@ -82,8 +82,8 @@ extension LuaStack {
     /// meanwhile (the calling thread's hook then raises again at its next instruction, so a pcall
     /// cannot go on).
     func raiseIfLimitsStopped() throws(LuaRaise) {
-        guard let reason = bk_stop_requested(runtime) else { return }
-        bk_check_limits_soon(L)
-        throw .message(String(cString: reason))
+        guard let reason = stopReason else { return }
+        checkLimitsSoon()
+        throw .message(reason)
     }
 }

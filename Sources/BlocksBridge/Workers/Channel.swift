@@ -131,7 +131,7 @@ public final class Channel: LuaShareable, @unchecked Sendable {
         waitingLoops[key, default: (loop, 0)].count += 1
         condition.unlock()
         _ = loop.run(until: { self.condition.withLock { ready() } }, deadline: deadline)
-        defer { if bk_stop_requested(stack.runtime) != nil { bk_check_limits_soon(stack.L) } }
+        defer { if stack.isStopRequested { stack.checkLimitsSoon() } }
         condition.lock()
         if let entry = waitingLoops[key] {
             if entry.count <= 1 { waitingLoops[key] = nil } else { waitingLoops[key] = (loop, entry.count - 1) }
@@ -180,8 +180,8 @@ public final class Channel: LuaShareable, @unchecked Sendable {
     /// After a copy, once `condition` is released: the collector work the copy put off (it stopped
     /// the collectors, Transfer.c), in the caller's state and in the buffer's.
     private func settle(_ stack: LuaStack) {
-        bk_gc_settle(stack.L)
-        buffer.lock.withLock { bk_gc_settle(buffer.L) }
+        stack.settleCollector()
+        buffer.lock.withLock { buffer.stack.settleCollector() }
     }
 
     private func appendLocked(_ stack: LuaStack, _ index: Int32) throws(LuaRaise) {

@@ -70,7 +70,7 @@ enum ParallelCollections {
     }
 
     private static func drive(_ stack: LuaStack, _ walk: inout bk_walk, _ handler: Int32) throws(LuaRaise) {
-        switch bk_walk_run(stack.L, &walk, handler) {
+        switch stack.runWalk(&walk, handler: handler) {
         case LUA_OK: break
         case BK_WALK_NO_STACK: throw .message("stack overflow")
         default: throw .valueOnTop
@@ -149,7 +149,7 @@ enum ParallelCollections {
             let copied: Bool = state.lock.withLock {
                 state.stack.top = 1
                 if dictionary { return stack.copy(base + 1, count: 2, to: state.stack, what: "the elements") }
-                return bk_transfer_copy_range(stack.L, 1, chunkFirst, chunkCount, state.L, 0, 0, "the collection") == LUA_OK
+                return stack.copyRange(of: 1, first: chunkFirst, count: chunkCount, to: state.stack, what: "the collection")
             }
             stack.top = base
             if !copied {
@@ -178,10 +178,10 @@ enum ParallelCollections {
         while running > 0 {
             guard let index = board.next(waitingAtMost: 20_000_000) else {
                 // Still running: pass a stop asked of the caller on to the pool states, once.
-                if stopReason == nil, let reason = bk_stop_requested(stack.runtime) {
-                    stopReason = String(cString: reason)
+                if stopReason == nil, let reason = stack.stopReason {
+                    stopReason = reason
                     for (i, state) in states.enumerated() where assigned[i] >= 0 {
-                        bk_interrupt_installing_hook(state.L, state.runtime)
+                        state.stack.interruptInstallingHook()
                     }
                 }
                 continue
@@ -221,7 +221,7 @@ enum ParallelCollections {
             // The caller's own reason first (the chunks stopped because of it); its hook raises it
             // again at the caller's next instruction, so a pcall cannot go on.
             if let stopReason {
-                bk_check_limits_soon(stack.L)
+                stack.checkLimitsSoon()
                 throw .message(stopReason)
             }
             let state = states[failedChunk.state]
@@ -236,10 +236,11 @@ enum ParallelCollections {
                                     chunkFirst: Int64, chunkCount: Int64) throws(LuaRaise) {
         if !dictionary {
             // Straight into the result, at the chunk's place.
-            let status = state.lock.withLock {
-                bk_transfer_copy_range(state.L, -1, 1, chunkCount, stack.L, result, chunkFirst - 1, "the results")
+            let copied = state.lock.withLock {
+                state.stack.copyRange(of: -1, first: 1, count: chunkCount, to: stack, into: result,
+                                      offset: chunkFirst - 1, what: "the results")
             }
-            if status != LUA_OK { throw .valueOnTop }
+            if !copied { throw .valueOnTop }
             return
         }
         let copied: Bool = state.lock.withLock { state.stack.copy(-1, count: 1, to: stack, what: "the results") }
@@ -291,7 +292,7 @@ enum ParallelCollections {
         var walk = bk_walk(table: dictionary ? 3 : 2, keys: dictionary ? 2 : 0, block: 1, prefix: 0,
                            action: mapping ? BK_WALK_MAP : BK_WALK_DISCARD, result: result, null: null,
                            count: count, appended: 0, first: 1, returns: 0, base: 0, position: 0)
-        let status = bk_walk_run(worker.L, &walk, handler)
+        let status = worker.runWalk(&walk, handler: handler)
         if status == LUA_OK {
             worker.pushCopy(of: result)
             return

@@ -83,7 +83,7 @@ public final class Worker: LuaBridged, @unchecked Sendable {
         // Under the lock: the state cannot be closed meanwhile (results are taken only once finished).
         var wakers: InterruptWakers?
         if let state {
-            bk_interrupt_installing_hook(state.L, state.runtime)
+            state.stack.interruptInstallingHook()
             wakers = state.runtimeStorage.wakers
         }
         condition.unlock()
@@ -143,11 +143,11 @@ public final class Worker: LuaBridged, @unchecked Sendable {
     /// Pushes the results (or raises the error) onto `stack`, from the cache in the handle's user
     /// value (`handle` is its slot), copying them out of the worker's state the first time.
     func pushResults(_ stack: LuaStack, handle: Int32) throws(LuaRaise) -> Int32 {
-        if lua_getiuservalue(stack.L, handle, 1) != LUA_TTABLE {
+        if stack.pushUserValue(of: handle) != .table {
             stack.pop()
             try cacheResults(stack, handle: handle)
-            bk_gc_settle(stack.L)  // the collector work the copy put off; finalizers find the cache
-            _ = lua_getiuservalue(stack.L, handle, 1)
+            stack.settleCollector()  // the collector work the copy put off; finalizers find the cache
+            stack.pushUserValue(of: handle)
         }
         let cache = stack.top
         stack.rawGet(cache, field: "n")
@@ -180,8 +180,8 @@ public final class Worker: LuaBridged, @unchecked Sendable {
             throw .message("the worker's results are being copied (w:result() called again meanwhile)")
         }
         defer { condition.withLock { copyingResults = false } }
-        let paused = bk_gc_pause(stack.L)
-        defer { bk_gc_resume(stack.L, paused) }
+        let paused = stack.pauseCollector()
+        defer { stack.resumeCollector(paused) }
         let (succeeded, cancelled) = (taken.succeeded, taken.cancelled)
         stack.pushNewTable()
         let cache = stack.top
@@ -212,7 +212,7 @@ public final class Worker: LuaBridged, @unchecked Sendable {
             stack.push(true)
             stack.rawSet(cache, field: "failed")
         }
-        lua_setiuservalue(stack.L, handle, 1)
+        stack.setUserValue(of: handle)
         // The results live in the parent now: the worker's state goes when `taken` does (closed
         // here, outside `condition`: its finalizers run).
     }

@@ -90,11 +90,27 @@ bk_runtime *bk_runtime_of(lua_State *L);
 
 // MARK: - Status codes a Swift body returns to the trampoline
 
-/// >= 0: number of results on the stack.
-#define BK_RAISE_VALUE (-1)     /* raise the value on top of the stack as is */
-#define BK_RAISE_MESSAGE (-2)   /* string on top: raise it with the caller's position prefixed */
-#define BK_RAISE_ARGUMENT (-3)  /* stack: ..., arg index, extra message: luaL_argerror wording */
-#define BK_RAISE_TYPE (-4)      /* stack: ..., top before, arg index, expected type: luaL_typeerror wording */
+/// What a Swift body returns to the trampoline: >= 0 is the number of results on the stack; the
+/// negative values are these, named here only (Swift's `TrampolineStatus` is built on them).
+typedef enum bk_status {
+    BK_RAISE_VALUE = -1,     /* raise the value on top of the stack as is */
+    BK_RAISE_MESSAGE = -2,   /* string on top: raise it with the caller's position prefixed */
+    BK_RAISE_ARGUMENT = -3,  /* stack: ..., arg index, extra message: luaL_argerror wording */
+    BK_RAISE_TYPE = -4,      /* stack: ..., top before, arg index, expected type: luaL_typeerror wording */
+    /// Run the walk laid out by bk_walk_prepare once the Swift frame is gone: a C driver reads each
+    /// element raw when its turn comes, calls the block with lua_callk (so the block may yield when
+    /// the caller can) and applies `action` with raw operations; a block's error unwinds C frames
+    /// only. Walk rules as `LuaCollection`'s: a list stops at its first nil position (elements past
+    /// the starting `#c` are not visited); dictionaries visit the recorded keys whose value is still
+    /// non-nil. Then the helper returns `returns`.
+    BK_CONTINUE_WALK = -5,
+    /// Call a Lua function once the Swift frame is gone and return all its results as the exported
+    /// function's own: the stack ends with the function, its arguments, then the argument count (an
+    /// integer). The call is made with lua_callk, so the function may yield when the caller can (how
+    /// a bk function waits in a task: it hands over to `TaskEngine.lua`), and its error unwinds C
+    /// frames only.
+    BK_CONTINUE_CALL = -6,
+} bk_status;
 
 /// Implemented in Swift: runs the body of an exported function. `body` is the retained Swift box.
 extern int bk_swift_call(lua_State *L, void *body, bk_runtime *rt);
@@ -144,19 +160,6 @@ typedef struct bk_walk {
     lua_Integer position; // set by the walk: the position being visited
 } bk_walk;
 
-/// A Swift body returns this (after bk_walk_prepare) to have the trampoline run the walk once the
-/// Swift frame is gone: a C driver reads each element raw when its turn comes, calls the block
-/// with lua_callk (so the block may yield when the caller can) and applies `action` with raw
-/// operations; a block's error unwinds C frames only. Walk rules as `LuaCollection`'s: a list
-/// stops at its first nil position (elements past the starting `#c` are not visited); dictionaries
-/// visit the recorded keys whose value is still non-nil. Then the helper returns `returns`.
-#define BK_CONTINUE_WALK (-5)
-/// A Swift body returns this to have the trampoline call a Lua function once the Swift frame is
-/// gone and return all its results as the exported function's own: the stack ends with the
-/// function, its arguments, then the argument count (an integer). The call is made with lua_callk,
-/// so the function may yield when the caller can (how a bk function waits in a task: it hands
-/// over to `TaskEngine.lua`), and its error unwinds C frames only.
-#define BK_CONTINUE_CALL (-6)
 /// Raises `bad argument #arg to 'NAME' (extramsg)` for the function the trampoline runs (its name
 /// is upvalue 2); for the walk, which raises in the trampoline's frame or its continuation.
 int bk_walk_argerror(lua_State *L, int arg, const char *extramsg);
@@ -170,8 +173,9 @@ int bk_walk_start(lua_State *L);
 /// so Swift can read the results before it returns. Actions that write tables only (DISCARD, MAP,
 /// KEEP, DROP): nothing is copied back. Sets `appended` and `position`. Blocks cannot yield here.
 /// Returns a Lua status (error value on top on failure), or BK_WALK_NO_STACK (nothing pushed) when
-/// the stack cannot grow for the copy (or the action is not one of those).
-#define BK_WALK_NO_STACK (-1)
+/// the stack cannot grow for the copy (or the action is not one of those). Not a bk_status value
+/// nor a Lua status, so neither can be mistaken for it.
+#define BK_WALK_NO_STACK (-100)
 int bk_walk_run(lua_State *L, bk_walk *walk, int handler);
 
 /// bk_pcall for a C or Swift frame that uses its own slots after the call (FrameGuard.c): the
