@@ -1,5 +1,4 @@
 import BlocksBridge
-import CLua
 
 /// The typed host API against the stack-level code it saves writing:
 /// - Lua calling a closure registered with typed arguments vs a hand-written stack function;

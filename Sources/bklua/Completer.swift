@@ -1,5 +1,4 @@
 import BlocksBridge
-import CLua
 import CLuaShim
 
 /// Tab completion of Lua names: globals (the `bk_` ones included) and keywords, fields after `.`
@@ -17,29 +16,29 @@ final class Completer {
 
     /// Every full replacement for `word` (e.g. `string.fo` gives `string.format`).
     func candidates(for word: String) -> [String] {
-        let base = stack.top
-        defer { stack.top = base }
-        guard stack.ensureSpace(48) else { return [] }
-        let bytes = Array(word.utf8)
-        guard let separator = bytes.lastIndex(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: ":") }) else {
+        return stack.withRestoredTop { () -> [String] in
+            guard stack.ensureSpace(48) else { return [] }
+            let bytes = Array(word.utf8)
+            guard let separator = bytes.lastIndex(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: ":") }) else {
+                stack.pushGlobalTable()
+                var names = names(in: stack.top, prefix: word, functionsOnly: false)
+                names.formUnion(Completer.keywords.filter { $0.hasPrefix(word) })
+                return names.sorted()
+            }
+            let path = String(decoding: bytes[..<separator], as: UTF8.self)
+            let partial = String(decoding: bytes[(separator + 1)...], as: UTF8.self)
+            let isMethod = bytes[separator] == UInt8(ascii: ":")
+            let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            guard parts.allSatisfy(Completer.isName) else { return [] }
             stack.pushGlobalTable()
-            var names = names(in: stack.top, prefix: word, functionsOnly: false)
-            names.formUnion(Completer.keywords.filter { $0.hasPrefix(word) })
-            return names.sorted()
+            for part in parts {
+                guard field(part, of: stack.top) else { return [] }
+                stack.remove(at: -2)
+            }
+            let separatorText = isMethod ? ":" : "."
+            return names(in: stack.top, prefix: partial, functionsOnly: isMethod)
+                .sorted().map { path + separatorText + $0 }
         }
-        let path = String(decoding: bytes[..<separator], as: UTF8.self)
-        let partial = String(decoding: bytes[(separator + 1)...], as: UTF8.self)
-        let isMethod = bytes[separator] == UInt8(ascii: ":")
-        let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard parts.allSatisfy(Completer.isName) else { return [] }
-        stack.pushGlobalTable()
-        for part in parts {
-            guard field(part, of: stack.top) else { return [] }
-            stack.remove(at: -2)
-        }
-        let separatorText = isMethod ? ":" : "."
-        return names(in: stack.top, prefix: partial, functionsOnly: isMethod)
-            .sorted().map { path + separatorText + $0 }
     }
 
     /// Pushes `value[name]` read raw through `__index` tables; false (nothing pushed) when absent.

@@ -1,6 +1,5 @@
 import BlocksBridge
 import CEdit
-import CLua
 import CLuaShim
 
 /// Shows REPL results: strings quoted, tables expanded (keys sorted, nested tables indented up to

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 extension BKLibrary {
     /// NSObject+BKAssociatedObjects for Lua tables, userdata, functions and coroutines.

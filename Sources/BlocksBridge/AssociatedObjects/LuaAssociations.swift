@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// Associated objects on Lua values (NSObject+BKAssociatedObjects).
 ///

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// Builds a helper's result collection on the stack: the new table, and for sets its membership
 /// table just above it.

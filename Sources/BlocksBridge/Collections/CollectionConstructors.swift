@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// `bk.array`, `bk.dictionary` (mark a table in place), `bk.set`, `bk.orderedSet`, `bk.indexSet`
 /// (build a new one), `bk.kind`, and the kinds' own methods (`count`, `add`, `remove`, `contains`).

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 extension LuaStack {
     /// Pushes a shallow copy of the table at `index`: same fields (raw), same metatable. A set or

@@ -1,4 +1,3 @@
-import CLua
 import CLuaShim
 
 /// The non-mutating collection helpers exported to Lua: `bk.each(c, f)` and friends.

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// The five collection kinds of BlocksKit Core, as Lua sees them.
 ///

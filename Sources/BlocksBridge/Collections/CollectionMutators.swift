@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// The in-place helpers (BlocksKit's NSMutable* `bk_perform*`): they change `c` and return it.
 ///

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// Index sets: non-negative integers, unique, in ascending order, in the array part of the table.
 /// Membership is a binary search, so they need no extra table.

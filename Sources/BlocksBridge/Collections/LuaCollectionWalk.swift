@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// One element of a Lua collection during a walk: stack slots valid until the visit returns.
 public struct LuaEntry {

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// `bk.null`: one unique value per state standing for "no value" where nil cannot be stored (a map
 /// result that is nil keeps its position as `bk.null`). `tostring(bk.null)` is `"null"`.

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// Observed tables as collections.
 ///
@@ -106,35 +104,35 @@ extension CollectionMutators {
     /// Assigns the differences between `before` and `after` (snapshots) to the observed `table`,
     /// through the observation engine (a Lua function, called protected); syncs a set's membership.
     private static func writeBack(_ stack: LuaStack, table: Int32, before: Int32, after: Int32) throws(LuaRaise) {
-        let base = stack.top
-        let kind = stack.collectionKind(at: after)
-        try ObservationEngine.call(stack, "assignChanges", results: 0) { () throws(LuaRaise) in
-            stack.pushCopy(of: table)
-            stack.pushCopy(of: before)
-            stack.pushCopy(of: after)
-            stack.push(kind.isList)
-        }
-        if kind.hasMembership {
-            // performMap rebuilt the snapshot with a membership of its own: the set's gets its contents.
-            let hasNew = stack.pushMembers(of: after)
-            let hasOld = stack.pushMembers(of: table)
-            if hasNew, hasOld, !stack.rawEqual(-1, -2) {
-                let old = stack.top, new = old - 1
-                stack.pushNil()
-                while stack.next(old) {
-                    stack.pop()
-                    stack.pushCopy(of: -1)
+        try stack.withRestoredTop { () throws(LuaRaise) in
+            let kind = stack.collectionKind(at: after)
+            try ObservationEngine.call(stack, "assignChanges", results: 0) { () throws(LuaRaise) in
+                stack.pushCopy(of: table)
+                stack.pushCopy(of: before)
+                stack.pushCopy(of: after)
+                stack.push(kind.isList)
+            }
+            if kind.hasMembership {
+                // performMap rebuilt the snapshot with a membership of its own: the set's gets its contents.
+                let hasNew = stack.pushMembers(of: after)
+                let hasOld = stack.pushMembers(of: table)
+                if hasNew, hasOld, !stack.rawEqual(-1, -2) {
+                    let old = stack.top, new = old - 1
                     stack.pushNil()
-                    stack.rawSet(old)
-                }
-                stack.pushNil()
-                while stack.next(new) {
-                    stack.pushCopy(of: -2)
-                    stack.insert(at: -2)
-                    stack.rawSet(old)
+                    while stack.next(old) {
+                        stack.pop()
+                        stack.pushCopy(of: -1)
+                        stack.pushNil()
+                        stack.rawSet(old)
+                    }
+                    stack.pushNil()
+                    while stack.next(new) {
+                        stack.pushCopy(of: -2)
+                        stack.insert(at: -2)
+                        stack.rawSet(old)
+                    }
                 }
             }
         }
-        stack.top = base
     }
 }

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// Sets and ordered sets: the elements in the array part of the table (insertion order, so walks
 /// are in place and ordered) plus a membership table `member -> true` for uniqueness by raw Lua

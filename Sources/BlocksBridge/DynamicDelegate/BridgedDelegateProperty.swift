@@ -36,27 +36,27 @@ extension LuaClass {
     /// ("dataSource") find it.
     public static func registerDelegateProtocol(_ protocolName: String, for cls: LuaClass,
                                                 property: String = "delegate", in stack: LuaStack) {
-        let base = stack.top
-        defer { stack.top = base }
-        let classes = DynamicDelegateStore.pushStoreTable(stack, "classes", weakKeys: true)
-        stack.pushMetatable(for: cls)
-        let meta = stack.top
-        stack.pushCopy(of: meta)
-        if stack.rawGet(classes) != .table {
-            stack.pop()
-            stack.pushNewTable(recordCount: 1)
+        stack.withRestoredTop {
+            let classes = DynamicDelegateStore.pushStoreTable(stack, "classes", weakKeys: true)
+            stack.pushMetatable(for: cls)
+            let meta = stack.top
             stack.pushCopy(of: meta)
-            stack.pushCopy(of: -2)
-            stack.rawSet(classes)
+            if stack.rawGet(classes) != .table {
+                stack.pop()
+                stack.pushNewTable(recordCount: 1)
+                stack.pushCopy(of: meta)
+                stack.pushCopy(of: -2)
+                stack.rawSet(classes)
+            }
+            let info = stack.top
+            if stack.rawGet(info, field: "protocols") != .table {
+                stack.pop()
+                stack.pushNewTable(recordCount: 1)
+                stack.pushCopy(of: -1)
+                stack.rawSet(info, field: "protocols")
+            }
+            stack.push(protocolName)
+            stack.rawSet(-2, field: property)
         }
-        let info = stack.top
-        if stack.rawGet(info, field: "protocols") != .table {
-            stack.pop()
-            stack.pushNewTable(recordCount: 1)
-            stack.pushCopy(of: -1)
-            stack.rawSet(info, field: "protocols")
-        }
-        stack.push(protocolName)
-        stack.rawSet(-2, field: property)
     }
 }

@@ -38,30 +38,30 @@ public final class DelegateForwarder {
     public func call(_ method: String, arguments: (LuaStack) -> Int32 = { _ in 0 },
                      result: (LuaStack) -> Void = { _ in }) {
         guard pendingError == nil, let (name, spec) = proto.method(method) else { return }
-        let base = stack.top
-        defer { stack.top = base }
-        guard stack.ensureSpace(24) else {
-            fail(message: "stack overflow (delegate method '\(name)')")
-            return
+        stack.withRestoredTop {
+            guard stack.ensureSpace(24) else {
+                fail(message: "stack overflow (delegate method '\(name)')")
+                return
+            }
+            do throws(LuaRaise) {
+                try DynamicDelegateStore.pushDispatcher(stack, delegate: delegate, meta: meta, key: name,
+                                                        name: name, method: spec)
+            } catch .valueOnTop {
+                fail()
+                return
+            } catch {
+                fail(message: "delegate method '\(name)' is unavailable")
+                return
+            }
+            stack.pushCopy(of: delegate)
+            stack.pushCopy(of: object)
+            let count = arguments(stack)
+            if stack.protectedCall(arguments: count + 2, results: 1, handler: handler) != 0 {
+                fail()
+                return
+            }
+            result(stack)
         }
-        do throws(LuaRaise) {
-            try DynamicDelegateStore.pushDispatcher(stack, delegate: delegate, meta: meta, key: name,
-                                                    name: name, method: spec)
-        } catch .valueOnTop {
-            fail()
-            return
-        } catch {
-            fail(message: "delegate method '\(name)' is unavailable")
-            return
-        }
-        stack.pushCopy(of: delegate)
-        stack.pushCopy(of: object)
-        let count = arguments(stack)
-        if stack.protectedCall(arguments: count + 2, results: 1, handler: handler) != 0 {
-            fail()
-            return
-        }
-        result(stack)
     }
 
     /// Keeps the error value on top (with its traceback) and lets the Swift side abort.

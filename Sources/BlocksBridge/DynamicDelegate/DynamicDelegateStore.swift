@@ -1,4 +1,3 @@
-import CLua
 import CLuaShim
 
 /// The per-state tables behind dynamic delegates, all in the registry table `bk.dd`:
@@ -51,30 +50,29 @@ enum DynamicDelegateStore {
     // MARK: Per-state set-up
 
     static func setUp(_ stack: LuaStack, module: Int32) {
-        let base = stack.top
-        defer { stack.top = base }
-        let store = pushStore(stack)
-        stack.pushNewTable(recordCount: 1)
-        stack.push("v")
-        stack.rawSet(-2, field: "__mode")
-        stack.rawSet(store, field: "weakValues")
+        stack.withRestoredTop {
+            let store = pushStore(stack)
+            stack.pushNewTable(recordCount: 1)
+            stack.push("v")
+            stack.rawSet(-2, field: "__mode")
+            stack.rawSet(store, field: "weakValues")
 
-        stack.pushNewTable(recordCount: Int32(apiNames.count * 2))
-        for name in apiNames {
-            stack.rawGet(module, field: name)
-            stack.pushCopy(of: -1)
-            stack.rawSet(-3, field: name)
-            stack.rawSet(-2, field: "bk_" + name)
+            stack.pushNewTable(recordCount: Int32(apiNames.count * 2))
+            for name in apiNames {
+                stack.rawGet(module, field: name)
+                stack.pushCopy(of: -1)
+                stack.rawSet(-3, field: name)
+                stack.rawSet(-2, field: "bk_" + name)
+            }
+            stack.rawSet(store, field: "api")
+
+            stack.push(function: "__index", DelegateMetamethods.index)
+            stack.rawSet(store, field: "index")
+            stack.push(function: "__newindex", DelegateMetamethods.newIndex)
+            stack.rawSet(store, field: "newindex")
+            stack.push(function: "__tostring", DelegateMetamethods.toString)
+            stack.rawSet(store, field: "tostring")
         }
-        stack.rawSet(store, field: "api")
-
-        stack.push(function: "__index", DelegateMetamethods.index)
-        stack.rawSet(store, field: "index")
-        stack.push(function: "__newindex", DelegateMetamethods.newIndex)
-        stack.rawSet(store, field: "newindex")
-        stack.push(function: "__tostring", DelegateMetamethods.toString)
-        stack.rawSet(store, field: "tostring")
-
         // The Lua half loads at first use (pushHelpers): compiling it is a good part of a start.
     }
 
@@ -140,20 +138,20 @@ enum DynamicDelegateStore {
     /// class with `registerDynamicDelegate`, else the protocol named after the metatable's `__name`
     /// (`UIAlertView` → `UIAlertViewDelegate`, `UITableView` → `UITableViewDataSource`).
     static func defaultProtocol(_ stack: LuaStack, object: Int32, property: String) -> DelegateProtocol? {
-        let base = stack.top
-        defer { stack.top = base }
-        guard stack.pushMetatable(of: object) else { return nil }
-        let meta = stack.top
-        let classes = pushStoreTable(stack, "classes", weakKeys: true)
-        stack.pushCopy(of: meta)
-        if stack.rawGet(classes) == .table, stack.rawGet(-1, field: "protocols") == .table,
-           stack.rawGet(-1, field: property) == .string, let name = stack.toString(-1),
-           let proto = registeredProtocol(named: name, in: stack) {
-            return proto
+        return stack.withRestoredTop { () -> DelegateProtocol? in
+            guard stack.pushMetatable(of: object) else { return nil }
+            let meta = stack.top
+            let classes = pushStoreTable(stack, "classes", weakKeys: true)
+            stack.pushCopy(of: meta)
+            if stack.rawGet(classes) == .table, stack.rawGet(-1, field: "protocols") == .table,
+               stack.rawGet(-1, field: property) == .string, let name = stack.toString(-1),
+               let proto = registeredProtocol(named: name, in: stack) {
+                return proto
+            }
+            guard stack.rawGet(meta, field: "__name") == .string, let className = stack.toString(-1) else { return nil }
+            let suffix = property.prefix(1).uppercased() + property.dropFirst()
+            return registeredProtocol(named: className + suffix, in: stack)
         }
-        guard stack.rawGet(meta, field: "__name") == .string, let className = stack.toString(-1) else { return nil }
-        let suffix = property.prefix(1).uppercased() + property.dropFirst()
-        return registeredProtocol(named: className + suffix, in: stack)
     }
 
     // MARK: Delegates

@@ -1,4 +1,3 @@
-import CLua
 
 /// `bk.XMLParser(xmlString)`: Foundation's `XMLParser` for Lua, the proof that Swift delegating
 /// objects use the same dynamic delegates as Lua ones. Foundation is loaded at the first parse

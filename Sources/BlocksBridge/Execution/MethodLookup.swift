@@ -6,23 +6,23 @@
 extension LuaStack {
     /// Replaces the Swift `__index` of the metatable at `meta` (which has `methods`) with the Lua one.
     func lookUpMethodsFirst(meta: Int32, className: String) {
-        let base = top
-        defer { top = base }
-        guard rawGet(meta, field: "methods") == .table, rawGet(meta, field: "__index") == .function else { return }
-        do {
-            try load("""
-                local methods, index = ...
-                return function(self, key)
-                  local method = methods[key]
-                  if method ~= nil then return method end
-                  return index(self, key)
-                end
-                """, name: "=[bk " + className + " __index]")
-            insert(at: meta + 1)
-            try call(arguments: 2, results: 1)
-            rawSet(meta, field: "__index")
-        } catch {
-            // Keep the Swift __index: slower, same behaviour.
+        withRestoredTop {
+            guard rawGet(meta, field: "methods") == .table, rawGet(meta, field: "__index") == .function else { return }
+            do {
+                try load("""
+                    local methods, index = ...
+                    return function(self, key)
+                      local method = methods[key]
+                      if method ~= nil then return method end
+                      return index(self, key)
+                    end
+                    """, name: "=[bk " + className + " __index]")
+                insert(at: meta + 1)
+                try call(arguments: 2, results: 1)
+                rawSet(meta, field: "__index")
+            } catch {
+                // Keep the Swift __index: slower, same behaviour.
+            }
         }
     }
 }

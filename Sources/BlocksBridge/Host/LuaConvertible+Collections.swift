@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 // Containers convert element by element: a Swift array is a Lua sequence, a dictionary a table of
 // key/value pairs, an Optional is nil or its value. Reads are raw (no metamethods run).

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// A Swift type that crosses the Lua boundary by value: typed results of `run` and `call`,
 /// typed arguments and results of registered Swift functions, globals.

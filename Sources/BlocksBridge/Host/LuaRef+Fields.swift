@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// Fields and methods of a referenced value, with Lua's full semantics (`__index` and friends run,
 /// inside a protected call, so their errors come back as `LuaError`).

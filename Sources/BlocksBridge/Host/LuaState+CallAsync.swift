@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// Awaiting Lua code that suspends: `try await state.callAsync("f", args..., as: T.self)` runs the
 /// function as a task (`bk.async`) and drives the event loop until it has finished. Waiting

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// Globals for hosts, raw (no metamethod of the global table runs), each on the `withHostCall`
 /// frame: under the state's lock, on the calling coroutine's stack.

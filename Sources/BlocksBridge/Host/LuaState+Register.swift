@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// Swift functions as Lua globals.
 extension LuaState {

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// Typed entry points for hosts: run code and read globals as Swift values.
 extension LuaState {
@@ -30,9 +28,7 @@ extension LuaState {
         defer { lock.unlock() }
         let s = try checkedActiveStack()
         beginHostCall(on: s, startingBudget: startingBudget)
-        let base = s.top
-        defer { s.top = base }
-        return try body(s)
+        return try s.withRestoredTop { () throws(LuaError) -> R in try body(s) }
     }
 
     /// Runs a chunk of Lua code and returns all its results.

@@ -1,4 +1,3 @@
-import CLua
 
 /// Swift values that cannot go into Lua as they are: a table key that is NaN or nil (`lua_rawset`
 /// would raise, a longjmp through Swift), a `LuaRef` of another or a closed state.

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// Swift closures with typed parameters as Lua functions: each argument is checked with Lua's
 /// wording (`bad argument #2 to 'add' (number expected, got string)`), the result is pushed, and a

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// NSInvocation+BlocksKit: a target and a block, called later as `block(target)`.
 ///

@@ -9,32 +9,32 @@ extension LuaStack {
     /// - Throws: `bad argument #N to 'f' (invalid option 'x'; expected ...)`.
     public func checkOptions(_ index: Int32, flags: [String], fields: [String] = []) throws(LuaRaise) -> Set<String> {
         let table = absolute(index)
-        let base = top
-        defer { top = base }
-        let length = listCount(table)   // list entries: 1 ... n up to the first nil
-        var on: Set<String> = []
-        pushNil()
-        while next(table) {
-            if type(at: -2) == .number, isInteger(-2), let position = toInteger(-2), position >= 1, position <= length {
-                guard type(at: -1) == .string, let name = toString(-1), flags.contains(name) else {
-                    throw .argument(index, "invalid option \(Self.describeOption(self, at: -1)); "
+        return try withRestoredTop { () throws(LuaRaise) -> Set<String> in
+            let length = listCount(table)   // list entries: 1 ... n up to the first nil
+            var on: Set<String> = []
+            pushNil()
+            while next(table) {
+                if type(at: -2) == .number, isInteger(-2), let position = toInteger(-2), position >= 1, position <= length {
+                    guard type(at: -1) == .string, let name = toString(-1), flags.contains(name) else {
+                        throw .argument(index, "invalid option \(Self.describeOption(self, at: -1)); "
+                                        + Self.expectedOptions(flags: flags, fields: fields))
+                    }
+                    on.insert(name)
+                } else if type(at: -2) == .string, let name = toString(-2), flags.contains(name) || fields.contains(name) {
+                    if flags.contains(name) {
+                        guard type(at: -1) == .boolean else {
+                            throw .argument(index, "option '\(name)' must be true or false (got \(typeName(at: -1)))")
+                        }
+                        if toBool(-1) { on.insert(name) }
+                    }
+                } else {
+                    throw .argument(index, "invalid option \(Self.describeOption(self, at: -2)); "
                                     + Self.expectedOptions(flags: flags, fields: fields))
                 }
-                on.insert(name)
-            } else if type(at: -2) == .string, let name = toString(-2), flags.contains(name) || fields.contains(name) {
-                if flags.contains(name) {
-                    guard type(at: -1) == .boolean else {
-                        throw .argument(index, "option '\(name)' must be true or false (got \(typeName(at: -1)))")
-                    }
-                    if toBool(-1) { on.insert(name) }
-                }
-            } else {
-                throw .argument(index, "invalid option \(Self.describeOption(self, at: -2)); "
-                                + Self.expectedOptions(flags: flags, fields: fields))
+                pop()
             }
-            pop()
+            return on
         }
-        return on
     }
 
     private static func describeOption(_ stack: LuaStack, at index: Int32) -> String {

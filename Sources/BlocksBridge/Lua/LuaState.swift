@@ -7,8 +7,9 @@ import CLuaShim
 /// calls and release, `installGlobals`, `extensionObject`): each takes `lock`, so Lua code of the
 /// state runs on one thread at a time. The stack-level API (`stack`, `LuaStack`) needs `lock` held.
 public final class LuaState {
-    /// The main thread's `lua_State *`.
-    public let L: OpaquePointer
+    /// The main thread's `lua_State *`: for the Lua plumbing (`Lua/`) and bklua, not for hosts,
+    /// which use the typed API (`stack`, `run`, `call`, ...).
+    @usableFromInline package let L: OpaquePointer
     let runtime: UnsafeMutablePointer<bk_runtime>
     /// Owns `runtime`; shared with interrupt handles, which may outlive the state.
     let runtimeStorage: LuaRuntimeStorage

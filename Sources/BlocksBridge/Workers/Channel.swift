@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// `bk.channel([capacity])`: a queue of copied values shared by every state that receives it.
 ///

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// The worker pool from Swift: its size, and running a Lua function on one of its warm states.
 extension LuaState {

@@ -1,4 +1,3 @@
-import CLua
 import CLuaShim
 
 /// A bridged class whose instances may cross between Lua states (worker arguments and results,

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import Dispatch
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 /// What a worker state inherits from the state that starts it: `package.path` and `cpath`, the
 /// library set (safe or standard) and the sandbox limits. Compared by the pool, which remakes its

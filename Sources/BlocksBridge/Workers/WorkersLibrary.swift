@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 
 extension BKLibrary {
     /// Every core: worker states on threads of their own, the pool behind `bk.apply` and
