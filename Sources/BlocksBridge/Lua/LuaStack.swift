@@ -130,6 +130,8 @@ public struct LuaStack {
     @inlinable public func push(lightUserdata pointer: UnsafeMutableRawPointer?) { lua_pushlightuserdata(L, pointer) }
     /// Pushes a C function (a `lua_CFunction` of the shim, such as `bk_recordtraceback`). [-0, +1]
     @inlinable public func push(cFunction function: lua_CFunction) { bk_pushcfunction(L, function) }
+    /// Pushes the Lua thread this stack belongs to (a coroutine or the main thread). [-0, +1]
+    @inlinable public func pushThread() { _ = lua_pushthread(L) }
     /// Pushes a new table pre-sized for the counts, each clamped to `maximumSizeHint` (a count
     /// taken from a script's `#t` can be 2^40; past the hint the table grows as it fills). [-0, +1]
     @inlinable public func pushNewTable(arrayCount: Int32 = 0, recordCount: Int32 = 0) {
