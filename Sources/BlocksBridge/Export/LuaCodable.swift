@@ -13,22 +13,20 @@ extension LuaCodable {
     }
 
     public static func read(from stack: LuaStack, at index: Int32) -> Self? {
-        let base = stack.top
-        defer { stack.top = base }
-        return try? LuaTableDecoder.decode(Self.self, from: stack, at: index)
+        stack.withRestoredTop { try? LuaTableDecoder.decode(Self.self, from: stack, at: index) }
     }
 
     public static var luaTypeName: String { "table" }
 
     public static func check(_ stack: LuaStack, at index: Int32) throws(LuaRaise) -> Self {
-        let base = stack.top
-        defer { stack.top = base }
-        do {
-            return try LuaTableDecoder.decode(Self.self, from: stack, at: index)
-        } catch let error as DecodingError {
-            throw LuaCodableError.raise(error, argument: index)
-        } catch {
-            throw .argument(index, String(describing: error))
+        return try stack.withRestoredTop { () throws(LuaRaise) -> Self in
+            do {
+                return try LuaTableDecoder.decode(Self.self, from: stack, at: index)
+            } catch let error as DecodingError {
+                throw LuaCodableError.raise(error, argument: index)
+            } catch {
+                throw .argument(index, String(describing: error))
+            }
         }
     }
 }

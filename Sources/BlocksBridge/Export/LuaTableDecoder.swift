@@ -94,9 +94,7 @@ struct LuaTableDecoder: Decoder {
     /// Pushes `table[key]` (raw), runs `body` on it at the top, then restores the top (tables
     /// of nested containers made before stay below it).
     func withField<R>(_ key: any CodingKey, _ body: (Int32) throws -> R) throws -> R {
-        let base = stack.top
-        defer { stack.top = base }
-        return try body(try pushField(key))
+        try stack.withRestoredTop { () throws -> R in try body(try pushField(key)) }
     }
 
     /// Pushes `table[key]` (raw) and returns its index.

@@ -91,10 +91,10 @@ final class LuaTableEncoder: Encoder {
 
     /// Encodes `value` above the top and stores it as `table[key]`, cutting the stack back.
     func store<T: Encodable>(_ value: T, in table: Int32, key: any CodingKey, path: [any CodingKey]) throws {
-        let base = stack.top
-        defer { stack.top = base }
-        try Self.pushValue(value, on: stack, path: path)
-        if let position = key.intValue { stack.rawSet(table, Int64(position)) } else { stack.rawSet(table, field: key.stringValue) }
+        try stack.withRestoredTop { () throws in
+            try Self.pushValue(value, on: stack, path: path)
+            if let position = key.intValue { stack.rawSet(table, Int64(position)) } else { stack.rawSet(table, field: key.stringValue) }
+        }
     }
 
     /// A new table stored as `table[key]` and left on the stack for a nested container.
