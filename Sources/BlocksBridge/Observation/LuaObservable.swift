@@ -143,25 +143,25 @@ public final class LuaObservers {
         // Set from Lua code of this state (a coroutine's, maybe), observers run on the Lua
         // thread running the setter on this OS thread, never on one that is not running.
         let stack = state.activeStack
-        let base = stack.top
-        defer { stack.top = base }
-        guard stack.ensureSpace(10) else { return }
-        // Only a userdata Lua still holds can have observations: never create one here.
-        guard stack.pushExistingUserdata(of: owner) else { return }
-        let object = stack.top
-        guard stack.rawGet(LuaStack.registryIndex, field: ObservationEngine.registryKey) == .table else { return }
-        if !isPrior, !onLoop, let deferral, deferral.key == key, deferral.state === state {
-            deferral.changes.append((old, new))
-            return
+        stack.withRestoredTop {
+            guard stack.ensureSpace(10) else { return }
+            // Only a userdata Lua still holds can have observations: never create one here.
+            guard stack.pushExistingUserdata(of: owner) else { return }
+            let object = stack.top
+            guard stack.rawGet(LuaStack.registryIndex, field: ObservationEngine.registryKey) == .table else { return }
+            if !isPrior, !onLoop, let deferral, deferral.key == key, deferral.state === state {
+                deferral.changes.append((old, new))
+                return
+            }
+            stack.rawGet(-1, field: "changed")
+            stack.pushCopy(of: object)
+            stack.push(key)
+            old.push(on: stack)
+            new.push(on: stack)
+            stack.push(isPrior)
+            // The engine reports task errors itself; this only fails on a bridge bug.
+            stack.callReportingErrors(arguments: 5, results: 0)
         }
-        stack.rawGet(-1, field: "changed")
-        stack.pushCopy(of: object)
-        stack.push(key)
-        old.push(on: stack)
-        new.push(on: stack)
-        stack.push(isPrior)
-        // The engine reports task errors itself; this only fails on a bridge bug.
-        stack.callReportingErrors(arguments: 5, results: 0)
     }
 
     /// `obj.key = v` from Lua, for a Swift object (the userdata at 1): runs `set` (the Swift setter),

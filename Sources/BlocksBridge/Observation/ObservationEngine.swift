@@ -44,7 +44,7 @@ enum ObservationEngine {
     private static func pushNatives(on stack: LuaStack) {
         stack.pushNewTable(recordCount: 7)
         let table = stack.top
-        bk_pushcfunction(stack.L, bk_recordtraceback)  // the value stays; report finds its traceback
+        stack.push(cFunction: bk_recordtraceback)  // the value stays; report finds its traceback
         stack.rawSet(table, field: "traceback")
         stack.push(function: "report") { stack throws(LuaRaise) in
             stack.top = 1
@@ -71,7 +71,7 @@ enum ObservationEngine {
             return 1
         }
         stack.rawSet(table, field: "observableUserdata")
-        bk_pushcfunction(stack.L, bk_push_observed_write)
+        stack.push(cFunction: bk_push_observed_write)
         stack.rawSet(table, field: "makeWrite")
         // The options observe accepts: the engine's one list of them (bk.observers' order, and the
         // fast path's decisions are checked against it).

@@ -64,12 +64,12 @@ enum TaskPrimitives {
         }
         // closing() -> whether the state is closing: each entry of the engine refuses then, naming
         // itself (rule 10). C: it runs at close, never raises, and costs little on every entry.
-        bk_pushcfunction(stack.L, bk_stateclosing)
+        stack.push(cFunction: bk_stateclosing)
         stack.rawSet(table, field: "closing")
         // finishHandle(identity): a delayed block that suspended has ended (the light userdata the
         // loop passed to runBlock).
         add("finishHandle") { stack in
-            if stack.type(at: 1) == .lightUserdata, let identity = lua_touserdata(stack.L, 1) {
+            if stack.type(at: 1) == .lightUserdata, let identity = stack.toUserdata(1) {
                 stack.eventLoop.finishSuspendedBlock(identity: identity)
             }
             return 0
@@ -90,7 +90,7 @@ enum TaskPrimitives {
             return 1
         }
         add("unschedule") { stack in
-            if stack.type(at: 1) == .lightUserdata, let token = lua_touserdata(stack.L, 1) {
+            if stack.type(at: 1) == .lightUserdata, let token = stack.toUserdata(1) {
                 stack.eventLoop.cancelForEngine(token, on: stack)
             }
             return 0
@@ -114,11 +114,11 @@ enum TaskPrimitives {
         }
         stack.rawGet(LuaStack.registryIndex, field: TaskEngine.cancelledKey)
         stack.rawSet(table, field: "cancelled")
-        bk_pushcfunction(stack.L, bk_recordcoroutinetraceback)
+        stack.push(cFunction: bk_recordcoroutinetraceback)
         stack.rawSet(table, field: "recordCoroutineTraceback")
         // errorReport(err): what a report of err says, with the traceback recorded where it was
         // raised (any value: a string gets it appended).
-        bk_pushcfunction(stack.L, bk_errorreport)
+        stack.push(cFunction: bk_errorreport)
         stack.rawSet(table, field: "errorReport")
     }
 

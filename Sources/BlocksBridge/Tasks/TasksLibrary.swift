@@ -42,31 +42,31 @@ enum TaskEngine {
         """
 
     static func installStubs(on stack: LuaStack, module: Int32) {
-        let base = stack.top
-        defer { stack.top = base }
-        pushCancelled(on: stack)
-        stack.pushCopy(of: -1)
-        stack.rawSet(LuaStack.registryIndex, field: cancelledKey)
-        stack.rawSet(module, field: "cancelled")
-        let handler = stack.pushMessageHandler()
-        do throws(LuaError) {
-            try stack.load(stubs, name: "=bk/tasks")
-        } catch {
-            StandardStreams.writeError("bk: \(error.message)\n")
-            return
-        }
-        stack.pushCopy(of: module)
-        stack.push(function: "async") { stack throws(LuaRaise) in
-            try pushFunctions(on: stack)
-            return 1
-        }
-        stack.pushNewTable(arrayCount: Int32(names.count))
-        for (i, name) in names.enumerated() {
-            stack.push(name)
-            stack.rawSet(-2, Int64(i + 1))
-        }
-        if stack.protectedCall(arguments: 3, results: 0, handler: handler) != LUA_OK {
-            StandardStreams.writeError("bk: tasks: \(stack.toString(-1) ?? "?")\n")
+        stack.withRestoredTop {
+            pushCancelled(on: stack)
+            stack.pushCopy(of: -1)
+            stack.rawSet(LuaStack.registryIndex, field: cancelledKey)
+            stack.rawSet(module, field: "cancelled")
+            let handler = stack.pushMessageHandler()
+            do throws(LuaError) {
+                try stack.load(stubs, name: "=bk/tasks")
+            } catch {
+                StandardStreams.writeError("bk: \(error.message)\n")
+                return
+            }
+            stack.pushCopy(of: module)
+            stack.push(function: "async") { stack throws(LuaRaise) in
+                try pushFunctions(on: stack)
+                return 1
+            }
+            stack.pushNewTable(arrayCount: Int32(names.count))
+            for (i, name) in names.enumerated() {
+                stack.push(name)
+                stack.rawSet(-2, Int64(i + 1))
+            }
+            if stack.protectedCall(arguments: 3, results: 0, handler: handler) != LUA_OK {
+                StandardStreams.writeError("bk: tasks: \(stack.toString(-1) ?? "?")\n")
+            }
         }
     }
 
@@ -86,31 +86,31 @@ enum TaskEngine {
     /// Registers `loader` (pushed by `push`) to be called with the engine's table when the engine
     /// loads: another family's awaitables (workers, channels) plug into `kinds` and `waitFor` there.
     static func extend(on stack: LuaStack, with push: (LuaStack) -> Void) {
-        let base = stack.top
-        defer { stack.top = base }
-        if stack.rawGet(LuaStack.registryIndex, field: extensionsKey) != .table {
-            stack.pop()
-            stack.pushNewTable()
-            stack.pushCopy(of: -1)
-            stack.rawSet(LuaStack.registryIndex, field: extensionsKey)
+        stack.withRestoredTop {
+            if stack.rawGet(LuaStack.registryIndex, field: extensionsKey) != .table {
+                stack.pop()
+                stack.pushNewTable()
+                stack.pushCopy(of: -1)
+                stack.rawSet(LuaStack.registryIndex, field: extensionsKey)
+            }
+            let list = stack.top
+            push(stack)
+            stack.rawSet(list, stack.rawLength(list) + 1)
         }
-        let list = stack.top
-        push(stack)
-        stack.rawSet(list, stack.rawLength(list) + 1)
     }
 
     private static func runExtensions(on stack: LuaStack, engine: Int32, handler: Int32) throws(LuaRaise) {
-        let base = stack.top
-        defer { stack.top = base }
-        guard stack.rawGet(LuaStack.registryIndex, field: extensionsKey) == .table else { return }
-        let list = stack.top
-        var i: Int64 = 1
-        while stack.rawGet(list, i) == .function {
-            stack.pushCopy(of: engine)
-            guard stack.protectedCall(arguments: 1, results: 0, handler: handler) == LUA_OK else {
-                throw .message("tasks: \(stack.toString(-1) ?? "?")")
+        try stack.withRestoredTop { () throws(LuaRaise) in
+            guard stack.rawGet(LuaStack.registryIndex, field: extensionsKey) == .table else { return }
+            let list = stack.top
+            var i: Int64 = 1
+            while stack.rawGet(list, i) == .function {
+                stack.pushCopy(of: engine)
+                guard stack.protectedCall(arguments: 1, results: 0, handler: handler) == LUA_OK else {
+                    throw .message("tasks: \(stack.toString(-1) ?? "?")")
+                }
+                i += 1
             }
-            i += 1
         }
     }
 
@@ -146,7 +146,7 @@ enum TaskEngine {
         guard stack.rawEqual(value, -1) else { return false }
         guard stack.rawGet(LuaStack.registryIndex, field: registryKey) == .table,
               stack.rawGet(-1, field: "cancelledThreads") == .table else { return false }
-        lua_pushthread(stack.L)
+        stack.pushThread()
         return stack.rawGet(-2) == .boolean
     }
 
