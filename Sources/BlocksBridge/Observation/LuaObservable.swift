@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 #if canImport(Glibc)
 import Glibc
 #endif

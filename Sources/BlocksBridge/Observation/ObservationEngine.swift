@@ -1,4 +1,3 @@
-import CLua
 import CLuaShim
 
 /// The part of observation that runs on every access of an observed table.

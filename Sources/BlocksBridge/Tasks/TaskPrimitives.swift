@@ -1,4 +1,3 @@
-import CLua
 import CLuaShim
 
 /// The Swift functions `TaskEngine.lua` is built on (never exported in `bk`): waiting on the loop,
