@@ -10,14 +10,14 @@ extension EventLoop {
     /// none: a sandboxed `bk.sleep(1e9)` or a repeating timer would outlive the budget.
     func limitsStop() -> Bool {
         guard bk_stop_requested(runtime) != nil else { return false }
-        if !isClosed { bk_check_limits_soon(L) }
+        if !isClosed { LuaStack(L, runtime).checkLimitsSoon() }
         return true
     }
 
     /// How long a wait may last before `limitsStop` must be asked again (nil: no limits apply).
     func limitsWaitCap() -> UInt64? {
         if isClosed { return nil }
-        let seconds = bk_limits_wait_cap(runtime, L)
+        let seconds = LuaStack(L, runtime).limitsWaitCap
         return seconds < 0 ? nil : MonotonicClock.nanoseconds(seconds)
     }
 }
