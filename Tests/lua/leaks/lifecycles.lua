@@ -133,8 +133,13 @@ POOL_BLOCK = function(x) local s = 0 for i = 1, 5000 do s = s + i % 3 end return
 PROTOCOL = bk.protocol("LeakCheckDelegate", { tableViewDidSelectRowAtIndexPath = {} })
 
 local life = assert(lifecycles[kind], "unknown lifecycle " .. tostring(kind))
+local alwaysPending = bk.pending()  -- what the set-up above keeps running (ECHO)
 local function settle()
   bk.run(0)  -- let the loop drop what was cancelled
+  -- A finished worker stops counting just after its waiters are woken (its thread ends then):
+  -- give the last one that moment. Work that never ends is still pending after it.
+  local deadline = bk.now() + 5
+  while bk.pending() > alwaysPending and bk.now() < deadline do bk.sleep(0.01) end
   collectgarbage()
   collectgarbage()
 end
@@ -144,7 +149,12 @@ settle()
 local lua0, rss0 = collectgarbage("count"), rss()
 for _ = 1, count do life() end
 settle()
-if ECHO then REQUESTS:close() ECHO:result() end
+if ECHO then
+  REQUESTS:close()
+  ECHO:result()
+  alwaysPending = 0  -- ECHO has ended: nothing may be left
+  settle()
+end
 print(string.format("leaks %s lua_kb=%.1f rss_kb=%d pending=%d", kind,
   collectgarbage("count") - lua0, rss() - rss0, bk.pending()))
 os.exit(0, true)
