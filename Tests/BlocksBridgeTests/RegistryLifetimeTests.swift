@@ -28,14 +28,7 @@ import Synchronization
         let state = try LuaState()
         let loop = state.eventLoop
         let box = TimerBox()
-        try state.lock.withLock { () throws(LuaError) in
-            let stack = state.stack
-            try stack.load("probe = setmetatable({}, { __mode = 'k' }) local f = function() end probe[f] = true return f",
-                           name: "=probe")
-            try stack.call(arguments: 0, results: 1)
-            box.timer = loop.timer(interval: 60, repeats: false, functionAt: -1, in: stack)
-            stack.pop()
-        }
+        try armProbedTimer(in: state, loop: loop, box: box)
         #expect(try state.run("collectgarbage() collectgarbage() return next(probe) ~= nil", as: Bool.self))
         #expect(!state.releases.hasWaiting)
         onAnotherThread { box.timer = nil }
@@ -54,14 +47,7 @@ import Synchronization
         state.installGlobals()
         let loop = state.eventLoop
         let box = TimerBox()
-        try state.lock.withLock { () throws(LuaError) in
-            let stack = state.stack
-            try stack.load("probe = setmetatable({}, { __mode = 'k' }) local f = function() end probe[f] = true return f",
-                           name: "=probe")
-            try stack.call(arguments: 0, results: 1)
-            box.timer = loop.timer(interval: 60, repeats: false, functionAt: -1, in: stack)
-            stack.pop()
-        }
+        try armProbedTimer(in: state, loop: loop, box: box)
         // The loop waits for a second; the drop on another thread wakes its next turn, which frees
         // the slot and runs the block that looks.
         try state.run("bk.performBlock(function() collectgarbage() collectgarbage() gone = next(probe) == nil end, 0.2)")
@@ -116,5 +102,20 @@ import Synchronization
         }
         #expect(finished.wait(timeout: .now() + 2) == .success, "the driver was woken and stopped")
         #expect(ranOn.load(ordering: .acquiring) == thread)
+    }
+}
+
+extension RegistryLifetimeTests {
+    /// Puts in `box` a timer whose function is also a key of the weak global `probe`: `next(probe)`
+    /// is nil once the timer's registry slot is freed and the function collected.
+    private func armProbedTimer(in state: LuaState, loop: EventLoop, box: TimerBox) throws {
+        try state.lock.withLock { () throws(LuaError) in
+            let stack = state.stack
+            try stack.load("probe = setmetatable({}, { __mode = 'k' }) local f = function() end probe[f] = true return f",
+                           name: "=probe")
+            try stack.call(arguments: 0, results: 1)
+            box.timer = loop.timer(interval: 60, repeats: false, functionAt: -1, in: stack)
+            stack.pop()
+        }
     }
 }
