@@ -96,3 +96,21 @@ both("a task's coroutine: a script's resume gets nothing, its close ends the tas
     ok(out:find("closed at yield\tbk.Task(cancelled)\n", 1, true), where .. ": " .. out)
     ok(out:find("resumed\twoke\n", 1, true), where .. ": " .. out)
   end)
+
+-- [Z]'s attack pass on the one awaitable protocol: its natives called by a script with anything.
+both("the engine's natives, reached with the debug library, take any arguments", scripts ..
+  "engine_natives.lua", nil, function(out, code, where)
+    eq(code, 0, where .. ": " .. out)
+    local found = tonumber(out:match("natives\t(%d+)\n"))
+    ok(found and found >= 10, where .. ": the script no longer finds the natives: " .. out)
+    ok(out:find("runUntil nil\tfalse\tbad argument #1 to 'runUntil' (table expected, got nil)\n", 1, true),
+      where .. ": " .. out)
+    ok(out:find("ended\tbk.BlockHandle(finished)\tfalse\t0\ttrue\n", 1, true), where .. ": " .. out)
+  end)
+
+both("tasks awaiting handles, timers and workers, closed mid-wait, end cancelled and leave nothing",
+  scripts .. "tasks_closed_native_waits.lua", nil, function(out, code, where)
+    eq(code, 0, where .. ": " .. out)
+    ok(out:find("closed\t100\n", 1, true), where .. ": " .. out)
+    ok(out:find("outcomes\t100\t0\t0\n", 1, true), where .. ": " .. out)
+  end)
