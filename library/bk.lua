@@ -18,7 +18,8 @@ function bk.version() end
 -- Collections
 
 ---A collection of a BlocksKit kind: a Lua table with the kind's metatable. List kinds keep their
----elements at `c[1] .. c[#c]`. Every helper is also a method: `c:map(f)`, `c:bk_map(f)`.
+---elements at `c[1] .. c[#c]`. Every helper is also a method: `c:map(f)`, `c:bk_map(f)`; a
+---dictionary answers only its own keys and the `bk_` names (`d:bk_map(f)`).
 ---@class bk.collection: table
 ---@field count fun(self: bk.collection): integer
 ---@class bk.array: bk.collection
@@ -359,11 +360,31 @@ function Channel:close() end
 ---@return bk.Worker
 function bk.worker(f, ...) end
 
----True when `v` can be copied to another state; else false and the reason.
+---True when `v` can be copied to another state (a worker's argument, a channel message); else false
+---and the reason. Whether `apply` / `parallelMap` use the pool is `bk.canParallelize(f)`.
 ---@param v any
 ---@return boolean
 ---@return string? reason
 function bk.isTransferable(v) end
+
+---True when `apply` / `parallelMap` may run `f` on the pool (transferable, and every table it
+---captures is frozen); else false and the reason.
+---@param f function
+---@return boolean
+---@return string? reason
+function bk.canParallelize(f) end
+
+---A deep read-only view of `t` (writes raise; reads, `#`, `ipairs`, `pairs` work). Copied to each
+---pool state once and reused there. `t` must not change afterwards.
+---@generic T: table
+---@param t T
+---@return T
+function bk.freeze(t) end
+
+---True when `v` is a frozen view (`bk.freeze`).
+---@param v any
+---@return boolean
+function bk.isFrozen(v) end
 
 ---The number of pool states `apply` and `parallelMap` use (default: one per core).
 ---@return integer

@@ -222,7 +222,7 @@ static void bk_transfer_remember(bk_transfer *t, int src) {
 
 static void bk_transfer_table(bk_transfer *t, int src) {
     lua_State *from = t->from;
-    if (t->strict) bk_transfer_fail(t, "is a table (the block's own state, which a copy would lose)");
+    if (t->strict) bk_transfer_fail(t, "is a table: bk.freeze it to share a read-only copy");
     int target = 0;
     if (t->to != NULL) {
         lua_Unsigned length = lua_rawlen(from, src);
@@ -247,6 +247,33 @@ static void bk_transfer_table(bk_transfer *t, int src) {
         if (t->to != NULL) lua_rawset(t->to, target);
         lua_pop(from, 1);
     }
+}
+
+// A frozen table (its original pushed on `from` by bk_frozen_original, popped here): allowed in
+// strict mode (it cannot change, so a copy loses nothing), and copied once per target state, which
+// keeps it under its id for the next copies.
+static void bk_transfer_frozen(bk_transfer *t, int src, lua_Integer id) {
+    lua_State *from = t->from, *to = t->to;
+    int original = lua_gettop(from);
+    if (bk_frozen_has_own_keys(from, src)) {
+        lua_pop(from, 1);
+        bk_transfer_fail(t, "is a frozen table written to with rawset");
+    }
+    if (to == NULL) {
+        lua_pop(from, 1);
+        return;
+    }
+    if (bk_frozen_push_kept(to, id)) {
+        lua_pop(from, 1);
+        return;
+    }
+    int strict = t->strict;
+    t->strict = 0;
+    bk_transfer_walk(t, original);  // the copy of the original, on `to`
+    t->strict = strict;
+    bk_frozen_push_copied_view(to, -1, id);
+    lua_remove(to, -2);
+    lua_pop(from, 1);
 }
 
 typedef struct bk_dump_buffer {
@@ -417,6 +444,13 @@ static void bk_transfer_walk(bk_transfer *t, int src) {
     if (type == LUA_TUSERDATA) {
         bk_transfer_userdata(t, src);
         return;
+    }
+    if (type == LUA_TTABLE) {
+        lua_Integer id = bk_frozen_original(from, src);
+        if (id > 0) {
+            bk_transfer_frozen(t, src, id);
+            return;
+        }
     }
     if (bk_transfer_seen(t, src)) return;
     if (type == LUA_TTABLE) bk_transfer_table(t, src);

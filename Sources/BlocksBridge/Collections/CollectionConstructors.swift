@@ -91,6 +91,7 @@ enum CollectionConstructors {
 
     static func membership(_ stack: LuaStack, _ operation: Membership) throws(LuaRaise) -> Int32 {
         let kind = try stack.checkCollection(1)
+        if operation != .contains { try stack.checkNotFrozen(1) }
         try stack.checkAny(2)
         stack.top = 2
         switch kind {

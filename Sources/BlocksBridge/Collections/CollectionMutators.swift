@@ -30,6 +30,7 @@ enum CollectionMutators {
     /// performSelect / performReject on the collection at argument 1 (raw).
     private static func filterInPlace(_ stack: LuaStack, keeping: Bool) throws(LuaRaise) {
         let kind = try stack.checkCollection(1)
+        try stack.checkNotFrozen(1)
         let block = try LuaBlock(stack, argument: 2)
         let walk = LuaCollection(stack, 1, kind: kind)
         if !kind.isList {
@@ -74,6 +75,7 @@ enum CollectionMutators {
     /// performMap on the collection at argument 1 (raw).
     private static func mapInPlace(_ stack: LuaStack) throws(LuaRaise) {
         let kind = try stack.checkCollection(1)
+        try stack.checkNotFrozen(1)
         let block = try LuaBlock(stack, argument: 2)
         let walk = LuaCollection(stack, 1, kind: kind)
         switch kind {

@@ -54,21 +54,30 @@ extension BKLibrary {
 
 extension LuaStack {
     /// One metatable per kind in the registry (`bk.array`, ...): `__bkkind`, `__name` and an
-    /// `__index` table holding every helper as `name` and `bk_name` (the same functions as `bk.name`).
+    /// `__index` table holding every helper as `bk_name` (the same functions as `bk.name`), and for
+    /// list kinds also as `name`. A dictionary answers only its own keys and the `bk_` names, so
+    /// `d.each` is nil, as a word-count table's `counts["map"]` must be.
     /// Sets copy theirs into a metatable of their own (see `SetMembership`).
     func makeCollectionMetatables(module: Int32) {
         let module = absolute(module)
-        pushNewTable(recordCount: Int32((BKLibrary.collectionHelperFunctions.count + 4) * 2))
+        let size = Int32(BKLibrary.collectionHelperFunctions.count + BKLibrary.collectionMethods.count)
+        pushNewTable(recordCount: size * 2)
         let methods = top
+        pushNewTable(recordCount: size)
+        let prefixed = top
         for helper in BKLibrary.collectionHelperFunctions {
             rawGet(module, field: helper.name)
             pushCopy(of: -1)
+            pushCopy(of: -1)
+            rawSet(prefixed, field: "bk_" + helper.name)
             rawSet(methods, field: helper.name)
             rawSet(methods, field: "bk_" + helper.name)
         }
         for method in BKLibrary.collectionMethods {
             push(function: method.name, method.body)
             pushCopy(of: -1)
+            pushCopy(of: -1)
+            rawSet(prefixed, field: "bk_" + method.name)
             rawSet(methods, field: method.name)
             rawSet(methods, field: "bk_" + method.name)
         }
@@ -78,10 +87,10 @@ extension LuaStack {
             rawSet(-2, field: LuaStack.kindField)
             push(kind.metatableKey)
             rawSet(-2, field: "__name")
-            pushCopy(of: methods)
+            pushCopy(of: kind.isList ? methods : prefixed)
             rawSet(-2, field: "__index")
             rawSet(LuaStack.registryIndex, field: kind.metatableKey)
         }
-        pop()
+        pop(2)
     }
 }

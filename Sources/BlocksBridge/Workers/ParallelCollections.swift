@@ -10,7 +10,8 @@ import CLuaShim
 /// elements are cut into chunks handed to the pool states as they finish (`runOnPool`), each walked
 /// there by the same C walk, and the results are copied back to their places.
 /// The block runs in the caller throughout when it would lose state in a copy (it captures a
-/// table of its own, or anything not transferable) and for sets and index sets.
+/// table that is not frozen, or anything not transferable) and for sets and index sets; when the
+/// work was heavy enough for the pool, stderr says why, once per call site.
 enum ParallelCollections {
     /// Blocks cheaper than this per element stay in the caller (copies cost about this much).
     static let minimumElementNanoseconds: UInt64 = 2_000
@@ -53,9 +54,11 @@ enum ParallelCollections {
         var remaining = count - probed
         walk.first = probed + 1
         walk.count = count
-        if remaining > 0, elementTime >= minimumElementNanoseconds,
-           elementTime &* UInt64(clamping: remaining) >= minimumWorkNanoseconds,
-           stack.transferProblem(at: 2, what: "the block", strict: true) == nil {
+        let heavy = remaining > 0 && elementTime >= minimumElementNanoseconds
+            && elementTime &* UInt64(clamping: remaining) >= minimumWorkNanoseconds
+        let problem = heavy ? stack.transferProblem(at: 2, what: "the block", strict: true) : nil
+        if let problem { tellOnce(stack, mapping: mapping, why: problem) }
+        if heavy, problem == nil {
             let listed = dictionary ? count : stack.listCount(1)
             remaining = listed - probed
             if remaining > 0 {
@@ -67,6 +70,15 @@ enum ParallelCollections {
         }
         stack.top = result
         return mapping ? 1 : 0
+    }
+
+    /// Tells the user on stderr, once per call site, why heavy work stayed in the caller.
+    private static func tellOnce(_ stack: LuaStack, mapping: Bool, why problem: String) {
+        let site = stack.callSite() ?? "?"
+        let name = mapping ? "parallelMap" : "apply"
+        guard stack.state.extensionObject(SerialCallSites.self, make: { SerialCallSites() }).sites.insert(name + "@" + site).inserted
+        else { return }
+        StandardStreams.writeError("bk: \(site): \(name) ran its block in the calling state, in order: \(problem)\n")
     }
 
     private static func drive(_ stack: LuaStack, _ walk: inout bk_walk, _ handler: Int32) throws(LuaRaise) {
@@ -301,6 +313,12 @@ enum ParallelCollections {
         worker.push(true)
         worker.rawSet(LuaStack.registryIndex, field: failedKey)
     }
+}
+
+/// The call sites already told why their heavy work stayed in the caller (`tellOnce`).
+private final class SerialCallSites: LuaStateExtension {
+    var sites: Set<String> = []
+    func stateWillClose() {}
 }
 
 /// The chunks pool states have finished, for the caller handing them out.

@@ -68,7 +68,7 @@ extension BKLibrary {
             }
             return 1
         },
-    ], setUp: { stack, _ in
+    ] + frozenTableFunctions, setUp: { stack, _ in
         WorkerWaits.install(on: stack)
     })
 }

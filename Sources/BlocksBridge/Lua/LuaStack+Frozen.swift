@@ -1,0 +1,46 @@
+import CLua
+import CLuaShim
+
+/// Frozen tables (`Frozen.c`): read-only views that cross to other states once.
+extension LuaStack {
+    /// Pushes the read-only view of the table at `index` (checked: only data may be frozen) and
+    /// returns nil, or pushes nothing and returns why it cannot be frozen.
+    func pushFrozenView(of index: Int32) -> String? {
+        let index = absolute(index)
+        pushNull()
+        let null = top
+        let status = bk_frozen_freeze(L, index, null)
+        if status == LUA_OK {
+            remove(at: null)
+            return nil
+        }
+        let reason = toString(-1) ?? "cannot be frozen"
+        pop(2)
+        return reason
+    }
+
+    /// True when the value at `index` is a frozen view. Raw reads only.
+    func isFrozenView(_ index: Int32) -> Bool {
+        guard bk_frozen_original(L, absolute(index)) > 0 else { return false }
+        pop()
+        return true
+    }
+
+    /// Replaces a frozen view at `index` by the table it shows (helpers read what a view holds);
+    /// anything else stays.
+    func replaceFrozenViewByOriginal(at index: Int32) {
+        let index = absolute(index)
+        if bk_frozen_original(L, index) > 0 { replace(at: index) }
+    }
+
+    /// "source:line" of the Lua function `level` calls up from the running C function, or nil
+    /// (a C caller, or no such level). Never raises.
+    func callSite(level: Int32 = 1) -> String? {
+        var info = lua_Debug()
+        guard lua_getstack(L, level, &info) != 0, lua_getinfo(L, "Sl", &info) != 0, info.currentline > 0 else { return nil }
+        let source = withUnsafeBytes(of: &info.short_src) { bytes in
+            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return "\(source):\(info.currentline)"
+    }
+}
