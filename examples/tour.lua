@@ -26,7 +26,7 @@ print("select even:", table.concat(bk.select(numbers, function(x) return x % 2 =
 print("reduce sum:", numbers:reduce(0, function(acc, x) return acc + x end))
 print("any > 4:", numbers:any(function(x) return x > 4 end), " all > 0:", numbers:all(function(x) return x > 0 end))
 local ages = bk.dictionary { ann = 31, bob = 17, cy = 45 }
-local adults = ages:select(function(name, age) return age >= 18 end)
+local adults = ages:bk_select(function(name, age) return age >= 18 end)  -- dictionaries: bk_ names only
 print("adults:", adults.ann, adults.bob, adults.cy, "(" .. bk.kind(adults) .. ")")
 local tags = bk.set { "lua", "swift", "lua", "c" }
 print("set:", table.concat(tags, " "), "contains swift:", tags:contains("swift"))

@@ -1,33 +1,35 @@
 // Frozen tables (bk.freeze): a read-only view of a table and the tables it reaches.
 //
-// A view is an empty table with the state's shared frozen metatable: `__index` reads the original
-// raw (a nested table comes back as its own view, made on first read and then reused, so cycles
-// and identity are kept), `__newindex` raises, `__len` and `__pairs` read the original. Views are
-// known only by the registry (`views`: view -> {original, id}, weak keys), never by a field a
-// script could forge. Each view has an id unique in the process: a frozen table copied to another
-// state (Transfer.c) is kept there under its id and reused by later copies, since it cannot change.
+// A view is an empty table with a metatable of its own whose `__index` is the view's contents: a
+// table holding what the frozen table held, with each nested table replaced by its view (made
+// once per table, so cycles and identity are kept). Reads are then plain table reads (no function
+// call per read); `__newindex` raises, `__len` and `__pairs` read the contents. Views are known
+// only by the registry (`views`: view -> {contents, id}, weak keys), never by a field a script
+// could forge. Each view has an id unique in the process: a frozen table copied to another state
+// (Transfer.c) is kept there under its id and reused by later copies, since it cannot change.
 #include "CLuaShim.h"
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 // Registry keys (light userdata).
-static const char bk_frozen_views_key = 'v';    // view -> {original, id} (weak keys)
-static const char bk_frozen_wrapped_key = 'w';  // original -> its view (weak keys)
+static const char bk_frozen_views_key = 'v';    // view -> {contents, id} (weak keys)
+static const char bk_frozen_wrapped_key = 'w';  // frozen table -> its view (weak keys)
 static const char bk_frozen_ids_key = 'i';      // id -> view (weak values)
 static const char bk_frozen_kept_key = 'k';     // id -> view copied in from another state (strong)
-static const char bk_frozen_meta_key = 'm';     // the views' shared metatable
 
 // Copies from other states kept at most (then the keep is emptied: a state that receives
 // ever new frozen tables does not keep them all).
 #define BK_FROZEN_KEPT_MAX 64
 #define BK_FROZEN_MAX_DEPTH 200
 
+static void bk_frozen_build(lua_State *L, int idx, int depth);
+
 static atomic_llong bk_frozen_next_id = 1;
 
 // MARK: - Looking views up (raw, no allocation)
 
-lua_Integer bk_frozen_original(lua_State *L, int idx) {
+lua_Integer bk_frozen_contents(lua_State *L, int idx) {
     if (lua_type(L, idx) != LUA_TTABLE) return 0;
     idx = lua_absindex(L, idx);
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_frozen_views_key) != LUA_TTABLE) {
@@ -46,7 +48,7 @@ lua_Integer bk_frozen_original(lua_State *L, int idx) {
         lua_pop(L, 3);
         return 0;
     }
-    lua_replace(L, -3);  // original, record
+    lua_replace(L, -3);  // contents, record
     lua_pop(L, 1);
     return id;
 }
@@ -79,39 +81,48 @@ static int bk_frozen_registry_table(lua_State *L, const void *key, const char *m
     return lua_gettop(L);
 }
 
-static void bk_frozen_push_metatable(lua_State *L);
+static void bk_frozen_push_metatable(lua_State *L, int contents);
 
-// Pushes a new view of the table at `original` with `id` and records it.
-static void bk_frozen_push_new_view(lua_State *L, int original, lua_Integer id) {
-    original = lua_absindex(L, original);
+// Pushes a new view of the (still empty or filled) `contents` with `id` and records it (by id;
+// and as the view of `source` when it is not 0).
+static void bk_frozen_push_new_view(lua_State *L, int contents, lua_Integer id, int source) {
+    contents = lua_absindex(L, contents);
+    if (source != 0) source = lua_absindex(L, source);
     luaL_checkstack(L, 8, "frozen table");
     int views = bk_frozen_registry_table(L, &bk_frozen_views_key, "k");
-    int wrapped = bk_frozen_registry_table(L, &bk_frozen_wrapped_key, "k");
     int ids = bk_frozen_registry_table(L, &bk_frozen_ids_key, "v");
     lua_newtable(L);
     int view = lua_gettop(L);
-    bk_frozen_push_metatable(L);
+    bk_frozen_push_metatable(L, contents);
     lua_setmetatable(L, view);
     lua_pushvalue(L, view);
     lua_createtable(L, 2, 0);
-    lua_pushvalue(L, original);
+    lua_pushvalue(L, contents);
     lua_rawseti(L, -2, 1);
     lua_pushinteger(L, id);
     lua_rawseti(L, -2, 2);
     lua_rawset(L, views);
-    lua_pushvalue(L, original);
-    lua_pushvalue(L, view);
-    lua_rawset(L, wrapped);
     lua_pushvalue(L, view);
     lua_rawseti(L, ids, id);
+    if (source != 0) {
+        int wrapped = bk_frozen_registry_table(L, &bk_frozen_wrapped_key, "k");
+        lua_pushvalue(L, source);
+        lua_pushvalue(L, view);
+        lua_rawset(L, wrapped);
+        lua_pop(L, 1);
+    }
     lua_replace(L, views);
     lua_settop(L, views);
 }
 
-// Pushes the view of the table at `idx` (itself when it is a view; the same view every time).
-static void bk_frozen_push_view(lua_State *L, int idx) {
+// Pushes the view of the (checked) table at `idx`: itself when it is a view, the view made
+// before for it, else a new one whose contents hold its entries, nested tables as their views.
+static void bk_frozen_build(lua_State *L, int idx, int depth) {
     idx = lua_absindex(L, idx);
-    if (bk_frozen_original(L, idx)) {
+    // The check bounded the depth; a finalizer may have changed the tables since.
+    if (depth > BK_FROZEN_MAX_DEPTH) luaL_error(L, "the table is nested too deeply");
+    luaL_checkstack(L, 8, "frozen table");
+    if (bk_frozen_contents(L, idx)) {
         lua_pop(L, 1);
         lua_pushvalue(L, idx);
         return;
@@ -125,23 +136,32 @@ static void bk_frozen_push_view(lua_State *L, int idx) {
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
-    bk_frozen_push_new_view(L, idx, (lua_Integer)atomic_fetch_add(&bk_frozen_next_id, 1));
+    lua_Unsigned length = lua_rawlen(L, idx);
+    lua_createtable(L, length > (1 << 14) ? (1 << 14) : (int)length, 0);  // a hint only
+    int contents = lua_gettop(L);
+    if (lua_getmetatable(L, idx)) lua_setmetatable(L, contents);  // a bk kind's (checked): kind and methods
+    // The view first, so that a cycle back to this table finds it.
+    bk_frozen_push_new_view(L, contents, (lua_Integer)atomic_fetch_add(&bk_frozen_next_id, 1), idx);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        if (lua_type(L, -1) == LUA_TTABLE) {
+            bk_frozen_build(L, -1, depth + 1);
+            lua_replace(L, -2);
+        }
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_rawset(L, contents);
+    }
+    lua_remove(L, contents);
 }
 
-// Pushes the original of the view at argument 1 (raises when it is not a view: a metamethod
+// Pushes the contents of the view at argument 1 (raises when it is not a view: a metamethod
 // called directly).
 static void bk_frozen_check_view(lua_State *L) {
-    if (!bk_frozen_original(L, 1)) luaL_typeerror(L, 1, "frozen table");
+    if (!bk_frozen_contents(L, 1)) luaL_typeerror(L, 1, "frozen table");
 }
 
 // MARK: - The metamethods
-
-static int bk_frozen_index(lua_State *L) {
-    bk_frozen_check_view(L);
-    lua_pushvalue(L, 2);
-    if (lua_rawget(L, -2) == LUA_TTABLE) bk_frozen_push_view(L, -1);
-    return 1;
-}
 
 // Pushes a description of the key at `idx` for messages ("key 'name'", "key 3").
 static void bk_frozen_push_key(lua_State *L, int idx) {
@@ -169,20 +189,15 @@ static int bk_frozen_len(lua_State *L) {
     return 1;
 }
 
-// The iterator of pairs(view): next over the original, nested tables as views.
+// The iterator of pairs(view): next over the contents (the view, not the contents, is its state,
+// so a script never holds the contents).
 static int bk_frozen_next(lua_State *L) {
+    lua_settop(L, 2);
     bk_frozen_check_view(L);
-    int original = lua_gettop(L);
-    lua_settop(L, original + 1);
     lua_pushvalue(L, 2);
-    lua_replace(L, original + 1);
-    if (!lua_next(L, original)) {
+    if (!lua_next(L, 3)) {
         lua_pushnil(L);
         return 1;
-    }
-    if (lua_type(L, -1) == LUA_TTABLE) {
-        bk_frozen_push_view(L, -1);
-        lua_remove(L, -2);
     }
     return 2;
 }
@@ -195,11 +210,11 @@ static int bk_frozen_pairs(lua_State *L) {
     return 3;
 }
 
-static void bk_frozen_push_metatable(lua_State *L) {
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_frozen_meta_key) == LUA_TTABLE) return;
-    lua_pop(L, 1);
+// Each view has a metatable of its own: its `__index` is the view's contents (a table, so a read
+// is a plain table read).
+static void bk_frozen_push_metatable(lua_State *L, int contents) {
     lua_createtable(L, 0, 6);
-    lua_pushcfunction(L, bk_frozen_index);
+    lua_pushvalue(L, contents);
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, bk_frozen_newindex);
     lua_setfield(L, -2, "__newindex");
@@ -211,8 +226,6 @@ static void bk_frozen_push_metatable(lua_State *L) {
     lua_setfield(L, -2, "__name");
     lua_pushliteral(L, "bk.frozen");  // getmetatable(view); setmetatable(view, ...) is refused
     lua_setfield(L, -2, "__metatable");
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_frozen_meta_key);
 }
 
 // MARK: - bk.freeze's check and view
@@ -242,7 +255,7 @@ static void bk_freeze_table(lua_State *L, bk_freeze_walk *w, int idx) {
     lua_pushvalue(L, idx);
     lua_pushboolean(L, 1);
     lua_rawset(L, w->memo);
-    if (bk_frozen_original(L, idx)) {  // a view already: its original was checked when it was made
+    if (bk_frozen_contents(L, idx)) {  // a view already: it was checked when it was made
         lua_pop(L, 1);
         return;
     }
@@ -311,8 +324,8 @@ static int bk_freeze_run(lua_State *L) {
     w.null = 2;
     lua_newtable(L);
     w.memo = 3;
-    bk_freeze_table(L, &w, 1);
-    bk_frozen_push_view(L, 1);
+    bk_freeze_table(L, &w, 1);  // the whole check first: a failed freeze leaves no view behind
+    bk_frozen_build(L, 1, 0);
     return 1;
 }
 
@@ -333,18 +346,18 @@ int bk_frozen_push_kept(lua_State *to, lua_Integer id) {
         lua_pop(to, 1);
         return 0;
     }
-    if (lua_rawgeti(to, -1, id) != LUA_TTABLE || bk_frozen_original(to, -1) != id) {
+    if (lua_rawgeti(to, -1, id) != LUA_TTABLE || bk_frozen_contents(to, -1) != id) {
         lua_pop(to, 2);
         return 0;
     }
-    lua_pop(to, 1);      // the original
+    lua_pop(to, 1);      // the contents
     lua_remove(to, -2);  // the ids table
     return 1;
 }
 
-void bk_frozen_push_copied_view(lua_State *to, int copy, lua_Integer id) {
-    copy = lua_absindex(to, copy);
-    bk_frozen_push_new_view(to, copy, id);
+void bk_frozen_push_copied_view(lua_State *to, int contents, lua_Integer id) {
+    contents = lua_absindex(to, contents);
+    bk_frozen_push_new_view(to, contents, id, 0);
     int kept = bk_frozen_registry_table(to, &bk_frozen_kept_key, NULL);
     lua_pushliteral(to, "count");
     lua_rawget(to, kept);

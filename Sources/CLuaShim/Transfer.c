@@ -220,6 +220,8 @@ static void bk_transfer_remember(bk_transfer *t, int src) {
     lua_rawset(t->E, t->memo);
 }
 
+static void bk_transfer_fill(bk_transfer *t, int src, int target);
+
 static void bk_transfer_table(bk_transfer *t, int src) {
     lua_State *from = t->from;
     if (t->strict) bk_transfer_fail(t, "is a table: bk.freeze it to share a read-only copy");
@@ -230,6 +232,12 @@ static void bk_transfer_table(bk_transfer *t, int src) {
         target = lua_gettop(t->to);
     }
     bk_transfer_remember(t, src);
+    bk_transfer_fill(t, src, target);
+}
+
+// Copies (or checks) the entries of the table at `src` into the table at `target` of `to`.
+static void bk_transfer_fill(bk_transfer *t, int src, int target) {
+    lua_State *from = t->from;
     lua_pushnil(from);
     while (lua_next(from, src)) {
         int key = lua_gettop(from) - 1, value = key + 1;
@@ -249,30 +257,30 @@ static void bk_transfer_table(bk_transfer *t, int src) {
     }
 }
 
-// A frozen table (its original pushed on `from` by bk_frozen_original, popped here): allowed in
+// A frozen table (its contents pushed on `from` by bk_frozen_contents, popped here): allowed in
 // strict mode (it cannot change, so a copy loses nothing), and copied once per target state, which
-// keeps it under its id for the next copies.
+// keeps it under its id for the next copies. The target's view is made (and kept) before its
+// contents are filled, so a cycle back to it finds it.
 static void bk_transfer_frozen(bk_transfer *t, int src, lua_Integer id) {
     lua_State *from = t->from, *to = t->to;
-    int original = lua_gettop(from);
+    int contents = lua_gettop(from);
     if (bk_frozen_has_own_keys(from, src)) {
         lua_pop(from, 1);
         bk_transfer_fail(t, "is a frozen table written to with rawset");
     }
-    if (to == NULL) {
+    if (to == NULL || bk_frozen_push_kept(to, id)) {
         lua_pop(from, 1);
         return;
     }
-    if (bk_frozen_push_kept(to, id)) {
-        lua_pop(from, 1);
-        return;
-    }
+    lua_Unsigned length = lua_rawlen(from, contents);
+    lua_createtable(to, length > (1 << 14) ? (1 << 14) : (int)length, 0);  // a hint only
+    int copy = lua_gettop(to);
+    bk_frozen_push_copied_view(to, copy, id);
     int strict = t->strict;
     t->strict = 0;
-    bk_transfer_walk(t, original);  // the copy of the original, on `to`
+    bk_transfer_fill(t, contents, copy);
     t->strict = strict;
-    bk_frozen_push_copied_view(to, -1, id);
-    lua_remove(to, -2);
+    lua_remove(to, copy);
     lua_pop(from, 1);
 }
 
@@ -446,7 +454,7 @@ static void bk_transfer_walk(bk_transfer *t, int src) {
         return;
     }
     if (type == LUA_TTABLE) {
-        lua_Integer id = bk_frozen_original(from, src);
+        lua_Integer id = bk_frozen_contents(from, src);
         if (id > 0) {
             bk_transfer_frozen(t, src, id);
             return;

@@ -142,7 +142,7 @@ test("kind and count see the observed elements", function()
   sameOnBoth("kind", function(c) return bk.kind(c) end)
   for _, kind in ipairs(kinds) do
     if not kind.name:find("plain") then
-      eq(observedOf(kind):count(), kind.make():count(), "count of an observed " .. kind.name)
+      eq(observedOf(kind):bk_count(), kind.make():bk_count(), "count of an observed " .. kind.name)
     end
   end
   -- A plain list whose first position is observed is still an array.

@@ -14,7 +14,7 @@ extension LuaStack {
     /// table, replaces it in its slot with a snapshot of its contents.
     func checkCollectionContents(_ index: Int32) throws(LuaRaise) -> CollectionKind {
         try checkTable(index)
-        replaceFrozenViewByOriginal(at: index)  // a frozen view's helpers read what it shows
+        replaceFrozenViewByContents(at: index)  // a frozen view's helpers read what it shows
         if pushSnapshotIfObserved(index) { replace(at: index) }
         return collectionKind(at: index)
     }

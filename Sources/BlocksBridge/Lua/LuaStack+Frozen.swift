@@ -21,16 +21,16 @@ extension LuaStack {
 
     /// True when the value at `index` is a frozen view. Raw reads only.
     func isFrozenView(_ index: Int32) -> Bool {
-        guard bk_frozen_original(L, absolute(index)) > 0 else { return false }
+        guard bk_frozen_contents(L, absolute(index)) > 0 else { return false }
         pop()
         return true
     }
 
-    /// Replaces a frozen view at `index` by the table it shows (helpers read what a view holds);
-    /// anything else stays.
-    func replaceFrozenViewByOriginal(at index: Int32) {
+    /// Replaces a frozen view at `index` by its contents (helpers read what a view shows: its
+    /// entries, nested tables as their views); anything else stays.
+    func replaceFrozenViewByContents(at index: Int32) {
         let index = absolute(index)
-        if bk_frozen_original(L, index) > 0 { replace(at: index) }
+        if bk_frozen_contents(L, index) > 0 { replace(at: index) }
     }
 
     /// "source:line" of the Lua function `level` calls up from the running C function, or nil

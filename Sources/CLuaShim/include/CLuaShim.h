@@ -279,16 +279,17 @@ extern int bk_transfer_push_shared(lua_State *from, int idx, lua_State *to);
 /// state's bk.null) and pushes its read-only view (the same one every time), in a protected call.
 /// Returns a Lua status; on failure the reason is pushed ("field 'f' of the table is a function, ...").
 int bk_frozen_freeze(lua_State *L, int idx, int null);
-/// When the value at `idx` is a frozen view: pushes its original and returns its id (> 0). Else
-/// returns 0 and pushes nothing. Raw reads, no allocation (needs 3 free stack slots).
-lua_Integer bk_frozen_original(lua_State *L, int idx);
+/// When the value at `idx` is a frozen view: pushes its contents (what it shows: its entries, nested
+/// tables as their views) and returns its id (> 0). Else returns 0 and pushes nothing. Raw reads,
+/// no allocation (needs 3 free stack slots).
+lua_Integer bk_frozen_contents(lua_State *L, int idx);
 /// 1 when the table at `idx` has keys of its own (a view written to with rawset). No allocation.
 int bk_frozen_has_own_keys(lua_State *L, int idx);
 /// Pushes `to`'s view with `id` and returns 1, or returns 0 (raw, no allocation).
 int bk_frozen_push_kept(lua_State *to, lua_Integer id);
-/// Pushes a view with `id` of the copied table at `copy` and keeps it for later copies (allocates:
-/// inside the copy's protected call only).
-void bk_frozen_push_copied_view(lua_State *to, int copy, lua_Integer id);
+/// Pushes a view with `id` showing the table at `contents` (filled by the caller afterwards) and
+/// keeps it for later copies (allocates: inside the copy's protected call only).
+void bk_frozen_push_copied_view(lua_State *to, int contents, lua_Integer id);
 
 // MARK: - Observed writes (ObservedWrite.c)
 
