@@ -136,6 +136,12 @@ test("freeze: bk's reading helpers read what the view shows; the in-place ones r
     function() return false end)
   raises("bad argument #1 to 'array' (table already has a metatable)", bk.array, f)
   eq(table.concat(f, ","), "3,1,2")
+  -- A frozen bk kind keeps its methods (a dictionary, only the bk_ names).
+  local fa = bk.freeze(bk.array({ 1, 2 }))
+  eq(table.concat(fa:map(function(x) return x + 1 end), ","), "2,3")
+  local fd = bk.freeze(bk.dictionary({ k = 1 }))
+  eq(fd.map, nil)
+  eq(fd:bk_map(function(_, v) return v + 1 end).k, 2)
 end)
 
 test("freeze: finalizers that freeze while a freeze collects", function()
