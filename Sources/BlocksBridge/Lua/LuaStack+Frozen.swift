@@ -3,20 +3,20 @@ import CLuaShim
 
 /// Frozen tables (`Frozen.c`): read-only views that cross to other states once.
 extension LuaStack {
-    /// Pushes the read-only view of the table at `index` (checked: only data may be frozen) and
-    /// returns nil, or pushes nothing and returns why it cannot be frozen.
-    func pushFrozenView(of index: Int32) -> String? {
+    /// Pushes the read-only view of the table at argument `index` (checked: only data may be
+    /// frozen). Throws a bad-argument error naming why it cannot be frozen; a memory error is
+    /// raised as it is.
+    func pushFrozenView(ofArgument index: Int32) throws(LuaRaise) {
         let index = absolute(index)
         pushNull()
         let null = top
         let status = bk_frozen_freeze(L, index, null)
-        if status == LUA_OK {
-            remove(at: null)
-            return nil
-        }
+        remove(at: null)
+        if status == LUA_OK { return }
+        if status == LUA_ERRMEM { throw .valueOnTop }
         let reason = toString(-1) ?? "cannot be frozen"
-        pop(2)
-        return reason
+        pop()
+        throw .argument(index, reason)
     }
 
     /// True when the value at `index` is a frozen view. Raw reads only.

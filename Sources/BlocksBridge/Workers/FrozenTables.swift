@@ -9,7 +9,7 @@ extension BKLibrary {
         BKFunction("freeze") { stack throws(LuaRaise) in
             try stack.checkTable(1)
             stack.top = 1
-            if let reason = stack.pushFrozenView(of: 1) { throw .argument(1, reason) }
+            try stack.pushFrozenView(ofArgument: 1)
             return 1
         },
         // isFrozen(v) -> true when v is a frozen view
