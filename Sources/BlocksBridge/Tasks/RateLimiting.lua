@@ -149,4 +149,7 @@ end
 debouncedMethods.bk_cancel, debouncedMethods.bk_flush = debouncedMethods.cancel, debouncedMethods.flush
 throttledMethods.bk_cancel, throttledMethods.bk_flush = throttledMethods.cancel, throttledMethods.flush
 
+-- The classes, in the engine's table: where bklua's help finds their methods (help(d.flush)).
+engine.Debounced, engine.Throttled = Debounced, Throttled
+
 return { debounce = debounce, throttle = throttle }

@@ -854,6 +854,7 @@ return {
     return t == nil or t.state ~= RUNNING
   end,
   kinds = kinds,
+  Task = Task,  -- the class, where bklua's help finds its methods (help(task.cancel))
   notify = notify,
   waitFor = waitFor,
   isTask = isTask,
