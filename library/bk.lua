@@ -18,39 +18,158 @@ function bk.version() end
 -- Collections
 
 ---A collection of a BlocksKit kind: a Lua table with the kind's metatable. List kinds keep their
----elements at `c[1] .. c[#c]`. Every helper is also a method: `c:map(f)`, `c:bk_map(f)`; a
----dictionary answers only its own keys and the `bk_` names (`d:bk_map(f)`).
+---elements at `c[1] .. c[#c]`. Every helper is also a method: `c:map(f)`, `c:bk_map(f)` (the same
+---function as `bk.map`, which takes the collection first); a dictionary answers only its own keys
+---and the `bk_` names (`d:bk_map(f)`).
 ---@class bk.collection: table
----@field count fun(self: bk.collection): integer
----@class bk.array: bk.collection
----@class bk.dictionary: bk.collection
----@class bk.set: bk.collection
----@field add fun(self: bk.set, v: any): boolean
----@field remove fun(self: bk.set, v: any): boolean
----@field contains fun(self: bk.set, v: any): boolean
----@class bk.orderedSet: bk.set
----@class bk.indexSet: bk.set
+local Collection = {}
+---`#c` for list kinds, the number of keys for dictionaries.
+---@return integer
+function Collection:count() end
+---An array of `T` (`bk.array<string>`): what `bk.array` marks and `map` returns.
+---@class bk.array<T>: bk.collection, { [integer]: T }
+local Array = {}
+---Calls `f(value)` on every element, in order.
+---@generic T
+---@param self bk.array<T>
+---@param f fun(value: T)
+function Array:each(f) end
+---A new array of `f(value)` (a nil result is stored as `bk.null`).
+---@generic T, U
+---@param self bk.array<T>
+---@param f fun(value: T): U
+---@return bk.array<U>
+function Array:map(f) end
+---`map` on the worker pool (see `bk.parallelMap`).
+---@generic T, U
+---@param self bk.array<T>
+---@param f fun(value: T): U
+---@return bk.array<U>
+function Array:parallelMap(f) end
+---A new array with the elements for which `f` is truthy.
+---@generic T
+---@param self bk.array<T>
+---@param f fun(value: T): any
+---@return bk.array<T>
+function Array:select(f) end
+---A new array with the elements for which `f` is falsy.
+---@generic T
+---@param self bk.array<T>
+---@param f fun(value: T): any
+---@return bk.array<T>
+function Array:reject(f) end
+---The first element for which `f` is truthy, else nil.
+---@generic T
+---@param self bk.array<T>
+---@param f fun(value: T): any
+---@return T|nil
+function Array:match(f) end
+---Folds `f(acc, value)` from `initial`.
+---@generic T, A
+---@param self bk.array<T>
+---@param initial A
+---@param f fun(acc: A, value: T): A
+---@return A
+function Array:reduce(initial, f) end
+
+---A dictionary from `K` to `V`: what `bk.dictionary` marks. Its helpers get `(key, value)`; as methods
+---it answers only their `bk_` names (`d:bk_map(f)`).
+---@class bk.dictionary<K, V>: bk.collection, { [K]: V }
+local Dictionary = {}
+---Calls `f(key, value)` on every key.
+---@generic K, V
+---@param self bk.dictionary<K, V>
+---@param f fun(key: K, value: V)
+function Dictionary:bk_each(f) end
+---A new dictionary `key -> f(key, value)`.
+---@generic K, V, U
+---@param self bk.dictionary<K, V>
+---@param f fun(key: K, value: V): U
+---@return bk.dictionary<K, U>
+function Dictionary:bk_map(f) end
+---A new dictionary with the pairs for which `f` is truthy.
+---@generic K, V
+---@param self bk.dictionary<K, V>
+---@param f fun(key: K, value: V): any
+---@return bk.dictionary<K, V>
+function Dictionary:bk_select(f) end
+---A new dictionary with the pairs for which `f` is falsy.
+---@generic K, V
+---@param self bk.dictionary<K, V>
+---@param f fun(key: K, value: V): any
+---@return bk.dictionary<K, V>
+function Dictionary:bk_reject(f) end
+
+---A set of `T` (raw equality), in insertion order.
+---@class bk.set<T>: bk.collection, { [integer]: T }
+local Set = {}
+---Adds `v` (appended; index sets: in order); true when it was not there.
+---@generic T
+---@param self bk.set<T>
+---@param v T
+---@return boolean added
+function Set:add(v) end
+---Removes `v` (later elements move down); true when it was there.
+---@generic T
+---@param self bk.set<T>
+---@param v T
+---@return boolean removed
+function Set:remove(v) end
+---Membership by raw equality (constant time).
+---@generic T
+---@param self bk.set<T>
+---@param v T
+---@return boolean
+function Set:contains(v) end
+---A new array of `f(value)`.
+---@generic T, U
+---@param self bk.set<T>
+---@param f fun(value: T): U
+---@return bk.array<U>
+function Set:map(f) end
+---A new set with the elements for which `f` is truthy.
+---@generic T
+---@param self bk.set<T>
+---@param f fun(value: T): any
+---@return bk.set<T>
+function Set:select(f) end
+---A new set with the elements for which `f` is falsy.
+---@generic T
+---@param self bk.set<T>
+---@param f fun(value: T): any
+---@return bk.set<T>
+function Set:reject(f) end
+
+---An ordered set of `T`: a set that promises its order.
+---@class bk.orderedSet<T>: bk.set<T>
+
+---Non-negative integers, unique, ascending.
+---@class bk.indexSet: bk.set<integer>
 
 ---@alias bk.block fun(...: any): any
 
 ---Marks `t` as an array in place (a new table when nil) and returns it.
----@param t? table
----@return bk.array
+---@generic T
+---@param t? T[]
+---@return bk.array<T>
 function bk.array(t) end
 
 ---Marks `t` as a dictionary in place (a new table when nil) and returns it.
----@param t? table
----@return bk.dictionary
+---@generic K, V
+---@param t? table<K, V>
+---@return bk.dictionary<K, V>
 function bk.dictionary(t) end
 
 ---A new set of the elements of `c` (a dictionary's values), first occurrence kept.
----@param c? table
----@return bk.set
+---@generic T
+---@param c? T[]|table<any, T>
+---@return bk.set<T>
 function bk.set(c) end
 
 ---A new ordered set of the elements of `c`, first occurrence kept, in order.
----@param c? table
----@return bk.orderedSet
+---@generic T
+---@param c? T[]|table<any, T>
+---@return bk.orderedSet<T>
 function bk.orderedSet(c) end
 
 ---A new index set: of the non-negative integers in `c`, or of `first .. first + count - 1`.
@@ -107,9 +226,10 @@ function bk.select(c, f) end
 function bk.reject(c, f) end
 
 ---A new array of results (dictionaries: a new dictionary key -> result); nil results are `bk.null`.
----@param c table
----@param f bk.block
----@return bk.array|bk.dictionary
+---@generic T, U
+---@param c T[]|bk.collection
+---@param f fun(...: any): U
+---@return bk.array<U>|bk.dictionary<any, U>
 function bk.map(c, f) end
 
 ---Folds `f(acc, value)` (dictionaries: `f(acc, key, value)`) from `initial`.
@@ -178,6 +298,26 @@ function bk.performReject(c, f) end
 ---@param f bk.block
 ---@return C
 function bk.performMap(c, f) end
+
+-- Every helper of the Collections family is also a method of every kind: the function `bk.NAME`,
+-- called as `c:NAME(...)` (the kinds above declare closer types for some).
+Collection.each = bk.each
+Collection.apply = bk.apply
+Collection.parallelMap = bk.parallelMap
+Collection.match = bk.match
+Collection.select = bk.select
+Collection.reject = bk.reject
+Collection.map = bk.map
+Collection.reduce = bk.reduce
+Collection.reduceInteger = bk.reduceInteger
+Collection.reduceFloat = bk.reduceFloat
+Collection.any = bk.any
+Collection.none = bk.none
+Collection.all = bk.all
+Collection.corresponds = bk.corresponds
+Collection.performSelect = bk.performSelect
+Collection.performReject = bk.performReject
+Collection.performMap = bk.performMap
 
 -- Associated objects
 
@@ -705,6 +845,7 @@ bk.cancelled = nil
 
 ---A callable that runs its function once, `delay` after the latest call (`bk.debounce`).
 ---@class bk.Debounced
+---@overload fun(...: any)
 local Debounced = {}
 ---Drops the pending call.
 function Debounced:cancel() end
@@ -714,6 +855,7 @@ function Debounced:flush() end
 
 ---A callable that runs its function at most once per interval (`bk.throttle`).
 ---@class bk.Throttled
+---@overload fun(...: any): ...
 local Throttled = {}
 ---Drops the kept (trailing) call.
 function Throttled:cancel() end

@@ -128,3 +128,118 @@ test("README.md and docs/reference.md point at no file outside the repository", 
     ok(not text:find("../shared", 1, true), path .. " mentions ../shared")
   end
 end)
+
+-- The kinds of objects (`### <Kind> objects (bk.Type)` entries, their bullets) and the live methods
+-- of each kind are annotated in library/bk.lua; library/bklua.lua declares bklua's globals.
+
+local reference = dofile("Tests/lua/reference_entries.lua")
+
+-- The classes of an annotation file: name -> { parents = {...}, members = {name = true} }, from
+-- `---@class bk.X<T>: bk.Y, ...`, its `---@field name`, and `function L:name(` / `L.name =` on the
+-- `local L = {}` that follows the class.
+local function annotatedClasses(text)
+  local classes, byLocal, current = {}, {}, nil
+  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+    local name, rest = line:match("^%-%-%-@class%s+([%w_%.]+)(.*)$")
+    if name then
+      current = { parents = {}, members = {} }
+      classes[name] = current
+      rest = rest:gsub("^%b<>", "")
+      for parent in (rest:match("^%s*:(.*)$") or ""):gmatch("[^,]+") do
+        local parentName = parent:match("^%s*(bk%.[%w_%.]+)")
+        if parentName then current.parents[#current.parents + 1] = parentName end
+      end
+    elseif current and line:match("^%-%-%-@field") then
+      local field = line:match("^%-%-%-@field%s+([%a_][%w_]*)")
+      if field then current.members[field] = true end
+    elseif current and line:match("^local%s+[%a_][%w_]*%s*=%s*{}") then
+      byLocal[line:match("^local%s+([%a_][%w_]*)")] = current
+      current = nil
+    elseif not line:match("^%-%-%-") then
+      current = nil
+      local owner, member = line:match("^function%s+([%a_][%w_]*)[:.]([%a_][%w_]*)%s*%(")
+      if not owner then owner, member = line:match("^([%a_][%w_]*)%.([%a_][%w_]*)%s*=") end
+      if owner and byLocal[owner] then byLocal[owner].members[member] = true end
+    end
+  end
+  return classes
+end
+
+local function annotates(classes, class, member, seen)
+  local c = classes[class]
+  seen = seen or {}
+  if not c or seen[class] then return false end
+  seen[class] = true
+  if c.members[member] then return true end
+  for _, parent in ipairs(c.parents) do
+    if annotates(classes, parent, member, seen) then return true end
+  end
+  return false
+end
+
+test("library/bk.lua declares every kind of object docs/reference.md documents, with each member", function()
+  local classes = annotatedClasses(readFile("library/bk.lua"))
+  local entries = reference.types()
+  ok(#entries >= 10, "kinds of objects found in docs/reference.md: " .. #entries)
+  for _, entry in ipairs(entries) do
+    for _, type in ipairs(entry.types) do
+      ok(classes["bk." .. type], "library/bk.lua has no ---@class bk." .. type .. " (" .. entry.heading .. ")")
+    end
+    for _, member in ipairs(entry.members) do
+      local found = false
+      for _, type in ipairs(entry.types) do found = found or annotates(classes, "bk." .. type, member.name) end
+      ok(found, ("library/bk.lua annotates no %s.%s (%s): a ---@field or a function on the class's table")
+        :format(entry.types[1], member.name, entry.heading))
+    end
+  end
+end)
+
+test("library/bk.lua annotates every method of every kind of object", function()
+  local classes = annotatedClasses(readFile("library/bk.lua"))
+  for _, entry in ipairs(reference.types()) do
+    for _, type in ipairs(entry.types) do
+      local source = assert(reference.samples[type], "no sample object for bk." .. type .. " in Tests/lua/reference_entries.lua")
+      local object = assert(load("return " .. source, "=sample", "t", _ENV))()
+      for _, name in ipairs((reference.liveMethods(object))) do
+        -- The collection kinds share one method table (an array's `add` refuses it): a method is
+        -- annotated for the kind or for another kind of its entry (`bk.set` for `add`).
+        local found = false
+        for _, sibling in ipairs(entry.types) do found = found or annotates(classes, "bk." .. sibling, name) end
+        ok(found,
+          ("library/bk.lua annotates no method %s of bk.%s (for a collection helper: `Collection.%s = bk.%s`)")
+            :format(name, type, name, name))
+      end
+      if type == "BlockHandle" then object:cancel() end
+      if type == "Worker" then object:result() end
+    end
+  end
+end)
+
+test("the annotation check reads classes, fields, methods and parents", function()
+  local classes = annotatedClasses(table.concat({
+    "---@class bk.base", "---@field size integer", "local Base = {}", "function Base:grow(n) end",
+    "---@class bk.list<T>: bk.base, { [integer]: T }", "local List = {}", "List.map = bk.map",
+    "function Other:nope() end",
+  }, "\n"))
+  ok(annotates(classes, "bk.list", "size") and annotates(classes, "bk.list", "grow") and annotates(classes, "bk.list", "map"))
+  ok(not annotates(classes, "bk.list", "nope") and not annotates(classes, "bk.base", "map"))
+  ok(not annotates(classes, "bk.missing", "size"))
+end)
+
+test("library/bklua.lua declares bk and the bk_NAME global of every function", function()
+  local text = readFile("library/bklua.lua")
+  ok(text:match("^%-%-%-@meta"), "library/bklua.lua starts with ---@meta")
+  ok(text:find('\nbk = require("bk")\n', 1, true), "library/bklua.lua declares bk")
+  local declared = {}
+  for name, source in text:gmatch("\nbk_([%a_][%w_]*) = bk%.([%a_][%w_]*)") do
+    eq(name, source, "bk_" .. name .. " is bk." .. name)
+    declared[name] = true
+  end
+  local functions = {}
+  for name, value in pairs(bk) do
+    if type(value) == "function" then functions[name] = true end
+  end
+  for name in readFile("docs/reference.md"):gmatch("\n###%s+bk%.([%a_][%w_]*)%s*%(") do functions[name] = true end
+  for name in pairs(functions) do ok(declared[name], "library/bklua.lua has no `bk_" .. name .. " = bk." .. name .. "`") end
+  for name in pairs(declared) do ok(functions[name], "library/bklua.lua declares bk_" .. name .. ", which is no bk function") end
+end)

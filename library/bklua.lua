@@ -1,0 +1,95 @@
+---@meta bklua
+-- LuaLS annotations for the globals bklua preloads (and `bk.installGlobals()` sets): `bk` and, for
+-- every function bk.NAME, the global bk_NAME (the same function). For editors of scripts run by
+-- bklua: add this file to `workspace.library` beside library/bk.lua (a script that requires "bk"
+-- itself needs only bk.lua). Every function of docs/reference.md has its line here (checked by
+-- Tests/lua/test_reference.lua).
+
+bk = require("bk")
+
+bk_installGlobals = bk.installGlobals
+bk_version = bk.version
+bk_array = bk.array
+bk_dictionary = bk.dictionary
+bk_set = bk.set
+bk_orderedSet = bk.orderedSet
+bk_indexSet = bk.indexSet
+bk_kind = bk.kind
+bk_each = bk.each
+bk_apply = bk.apply
+bk_parallelMap = bk.parallelMap
+bk_match = bk.match
+bk_select = bk.select
+bk_reject = bk.reject
+bk_map = bk.map
+bk_reduce = bk.reduce
+bk_reduceInteger = bk.reduceInteger
+bk_reduceFloat = bk.reduceFloat
+bk_any = bk.any
+bk_none = bk.none
+bk_all = bk.all
+bk_corresponds = bk.corresponds
+bk_performSelect = bk.performSelect
+bk_performReject = bk.performReject
+bk_performMap = bk.performMap
+bk_associateValue = bk.associateValue
+bk_atomicallyAssociateValue = bk.atomicallyAssociateValue
+bk_associateCopyOfValue = bk.associateCopyOfValue
+bk_atomicallyAssociateCopyOfValue = bk.atomicallyAssociateCopyOfValue
+bk_weaklyAssociateValue = bk.weaklyAssociateValue
+bk_associatedValueForKey = bk.associatedValueForKey
+bk_removeAllAssociatedObjects = bk.removeAllAssociatedObjects
+bk_invocationWithTarget = bk.invocationWithTarget
+bk_performBlock = bk.performBlock
+bk_performBlockInBackground = bk.performBlockInBackground
+bk_cancelBlock = bk.cancelBlock
+bk_queue = bk.queue
+bk_run = bk.run
+bk_stop = bk.stop
+bk_pending = bk.pending
+bk_onError = bk.onError
+bk_now = bk.now
+bk_threadId = bk.threadId
+bk_worker = bk.worker
+bk_isTransferable = bk.isTransferable
+bk_workerCount = bk.workerCount
+bk_setWorkerCount = bk.setWorkerCount
+bk_isWorker = bk.isWorker
+bk_channel = bk.channel
+bk_scheduledTimerWithTimeInterval = bk.scheduledTimerWithTimeInterval
+bk_timerWithTimeInterval = bk.timerWithTimeInterval
+bk_addObserverForKeyPath = bk.addObserverForKeyPath
+bk_addObserverForKeyPaths = bk.addObserverForKeyPaths
+bk_removeObserverForKeyPath = bk.removeObserverForKeyPath
+bk_removeObserversWithIdentifier = bk.removeObserversWithIdentifier
+bk_removeAllBlockObservers = bk.removeAllBlockObservers
+bk_observers = bk.observers
+bk_cc_easyObserve = bk.cc_easyObserve
+bk_cc_easyRemoveAllKVO = bk.cc_easyRemoveAllKVO
+bk_sj_addObserver = bk.sj_addObserver
+bk_sj_removeObserver = bk.sj_removeObserver
+bk_sj_removeAllObservers = bk.sj_removeAllObservers
+bk_sj_listAllObservers = bk.sj_listAllObservers
+bk_protocol = bk.protocol
+bk_dynamicDelegate = bk.dynamicDelegate
+bk_dynamicDataSource = bk.dynamicDataSource
+bk_dynamicDelegateForProtocol = bk.dynamicDelegateForProtocol
+bk_implementMethod = bk.implementMethod
+bk_removeBlockImplementationForMethod = bk.removeBlockImplementationForMethod
+bk_blockImplementationForMethod = bk.blockImplementationForMethod
+bk_respondsToSelector = bk.respondsToSelector
+bk_registerDynamicDelegate = bk.registerDynamicDelegate
+bk_linkDelegateMethods = bk.linkDelegateMethods
+bk_XMLParser = bk.XMLParser
+bk_addEventHandler = bk.addEventHandler
+bk_removeEventHandlersForControlEvents = bk.removeEventHandlersForControlEvents
+bk_hasEventHandlersForControlEvents = bk.hasEventHandlersForControlEvents
+bk_sendActionsForControlEvents = bk.sendActionsForControlEvents
+bk_async = bk.async
+bk_await = bk.await
+bk_sleep = bk.sleep
+bk_awaitAll = bk.awaitAll
+bk_awaitAny = bk.awaitAny
+bk_currentTask = bk.currentTask
+bk_debounce = bk.debounce
+bk_throttle = bk.throttle
