@@ -23,8 +23,10 @@ enum Help {
         Environment: LUA_INIT_5_4 or LUA_INIT (code, or @file, run first), LUA_PATH, LUA_CPATH;
         for the REPL, BKLUA_HISTORY (history file, default ~/.bklua_history; empty: none) and NO_COLOR.
 
-        The bk module (BlocksBridge \(BKModule.version)); reference: docs/reference.md,
-        LuaLS annotations: library/bk.lua. From stock lua5.4: build bk.so with scripts/build-module.
+        The bk module (BlocksBridge \(BKModule.version)); reference: docs/reference.md (at the prompt:
+        help(bk.map), help(ch.receive), :help Task), LuaLS annotations: library/bk.lua and, for bklua's
+        globals, library/bklua.lua. From stock lua5.4: `luarocks --lua-version 5.4 make` in a checkout
+        installs bk.so (then `local bk = require "bk"`), or scripts/build-module builds it in .build/lua.
 
         """
         for library in BKModule.libraries {
