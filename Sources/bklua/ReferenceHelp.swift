@@ -8,11 +8,9 @@ import BlocksBridge
 /// object's, headed `### <Kind> objects (bk.Type, ...)`, with one bullet per method or field
 /// (`- \`ch:receive([timeout])\`: ...`). A method's help is its type's heading and its bullet.
 enum ReferenceHelp {
-    static let usage = """
-        help(x) or :help name: the reference entry of a bk function, object or method
-          help(bk.map), help(ch.receive), help(task), :help map, :help Task, :help Channel:receive
-
-        """
+    /// One line: what help is for, and the forms it takes.
+    static let usage = "help(x) or :help name: the reference entry of a bk function, object or method "
+        + "(help(bk.map), help(ch.receive), help(task), :help map, :help Task, :help Channel:receive)\n"
 
     /// One `### ` entry: its lines (heading first), the functions it documents (a `### bk.` heading)
     /// or the types (any other `### ` heading naming `bk.Type`s).
