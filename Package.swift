@@ -8,7 +8,7 @@ let package = Package(
         .library(name: "BlocksBridge", targets: ["BlocksBridge"]),
         .executable(name: "bklua", targets: ["bklua"]),
         // The bridge as a Lua C module: scripts/build-module copies libbk.so to bk.so for `require "bk"`.
-        .library(name: "bk", type: .dynamic, targets: ["BlocksBridge"]),
+        .library(name: "bk", type: .dynamic, targets: ["LuaModule"]),
         // BlocksBridge plus the @LuaExport macros. A separate product: only hosts that use the macros
         // build swift-syntax.
         .library(name: "BlocksBridgeExport", targets: ["BlocksBridgeExport"]),
@@ -45,6 +45,15 @@ let package = Package(
             ]
         ),
         .target(name: "BlocksBridgeXML"),
+        // The `bk` product's own target (BlocksBridge, linked): its release build takes the Swift
+        // runtime in statically, so the rock installs bk.so alone and it loads no Swift library (its
+        // runtime's symbols stay hidden). Here, not on BlocksBridge: hosts linking BlocksBridge get
+        // no unsafe flag.
+        .target(
+            name: "LuaModule",
+            dependencies: ["BlocksBridge"],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
+        ),
         // The compiler plugin expanding @LuaExport and its companion attributes.
         .macro(
             name: "BlocksBridgeMacros",

@@ -1,27 +1,34 @@
--- `luarocks --lua-version 5.4 make` in a checkout builds bk.so (release; BK_CONFIGURATION=debug for
--- a debug build) and installs it with the Swift runtime libraries it needs beside it, where lua5.4
--- finds it: then `lua5.4 -e 'local bk = require "bk"'` works without LUA_CPATH or LD_LIBRARY_PATH
--- (`--local`: ~/.luarocks, add `eval "$(luarocks --lua-version 5.4 path)"`). Needs the Swift 6
--- toolchain to build. The version is bk.version()'s (scripts/test checks it after installing).
+-- The `bk` module for the stock lua5.4: one file, bk.so, with the Swift runtime linked in (release,
+-- -static-stdlib), so the rock installs nothing else and needs no Swift library where it runs.
+-- Building needs the Swift 6 toolchain: `luarocks --lua-version 5.4 make` in a checkout
+-- (`--local`: ~/.luarocks, then `eval "$(luarocks --lua-version 5.4 path)"`). bk.XMLParser's
+-- Foundation half (libbkxml.so) is not in the rock: `scripts/build-module --with-runtime DIR` puts it
+-- beside a bk.so. Versions: VERSION-REVISION, VERSION being bk.version()'s (scripts/test checks it)
+-- and the tag `vVERSION`; REVISION counts changes of this file for one VERSION (luarocks' scheme).
 rockspec_format = "3.0"
 package = "blocksbridge"
 version = "0.1.0-1"
 source = {
-   url = "git+file:///dev/null",  -- built from a checkout with `luarocks make`; not published
+   -- Where the repository is served (as the README's Package.swift example); the tag of the version.
+   url = "git+https://example.org/you/BlocksBridge.git",
+   tag = "v0.1.0",
 }
 description = {
    summary = "BlocksKit's block helpers for Lua 5.4, implemented in Swift",
    detailed = [[
       The bk module: collections with blocks, associated objects, invocations, an event loop
-      with queues and timers, key-path observation, dynamic delegates and event handlers.
+      with queues and timers, tasks, worker states and channels, key-path observation, dynamic
+      delegates and event handlers.
    ]],
    labels = { "swift", "blocks", "observation", "event-loop" },
+   -- The repository states no license yet (luarocks lint requires the field): set it on choosing one.
+   license = "none stated yet",
 }
 dependencies = {
    "lua >= 5.4, < 5.5",
 }
 build = {
    type = "command",
-   build_command = "scripts/build-module --with-runtime .build/luarocks",
-   install_command = "cp -f .build/luarocks/*.so '$(LIBDIR)/'",
+   build_command = "scripts/build-module --without-xml .build/luarocks",
+   install_command = "cp -f .build/luarocks/bk.so '$(LIBDIR)/'",
 }
