@@ -854,7 +854,6 @@ return {
     return t == nil or t.state ~= RUNNING
   end,
   kinds = kinds,
-  Task = Task,  -- the class, where bklua's help finds its methods (help(task.cancel))
   notify = notify,
   waitFor = waitFor,
   isTask = isTask,
