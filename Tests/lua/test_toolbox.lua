@@ -155,6 +155,8 @@ test("NaN keys are errors naming the element", function()
     bk.countBy, { a = 1 }, function() return nan end)
   raises("bad argument #2 to 'union' (NaN element at position 2)", bk.union, { 1 }, { 2, nan })
   raises("bad argument #1 to 'isSubset' (NaN element at position 1)", bk.isSubset, { nan }, { 1 })
+  raises("bad argument #2 to 'isSuperset' (NaN element at position 1)", bk.isSuperset, { 1 }, { nan })
+  raises("bad argument #1 to 'difference' (NaN element at position 2)", bk.difference, bk.set({ 1, nan }), {})
 end)
 
 test("zip, flatten, flatMap and compactMap", function()

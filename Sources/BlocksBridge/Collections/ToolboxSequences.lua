@@ -10,6 +10,7 @@ local elements, keysOf, array, dictionary, list = common.elements, common.keysOf
   common.list
 local spliceable, ARRAY, null = common.spliceable, common.ARRAY, common.null
 local type, next, rawget, rawequal, setmetatable = G.type, G.next, G.rawget, G.rawequal, G.setmetatable
+local getmetatable = G.getmetatable
 local select = G.select
 
 local toolbox = {}
@@ -64,11 +65,21 @@ function toolbox.zip(...)
 end
 
 --- Appends the elements of `source[1..n]` to `result` (at `count`), splicing lists `depth` levels.
+--- A table with no metatable is read here (its reads are raw: `v[m + 1]` up to the first nil);
+--- any other table is asked of the native (bk's kinds, observed tables, foreign metatables).
 local function splice(result, count, source, n, depth)
   for i = 1, n do
     local v = source[i]
     if depth > 0 and type(v) == "table" then
-      local inner, m = spliceable(v)
+      local inner, m
+      if getmetatable(v) == nil then
+        if v[1] ~= nil then
+          inner, m = v, 1
+          while v[m + 1] ~= nil do m = m + 1 end
+        end
+      else
+        inner, m = spliceable(v)
+      end
       if inner ~= nil then
         count = splice(result, count, inner, m, depth - 1)
       else
