@@ -42,6 +42,12 @@ let package = Package(
                 .embedInCode("Tasks/TaskEngine.lua"),
                 .embedInCode("Tasks/RateLimiting.lua"),
                 .embedInCode("Workers/WorkerWaits.lua"),
+                .embedInCode("Collections/ToolboxCommon.lua"),
+                .embedInCode("Collections/ToolboxSorting.lua"),
+                .embedInCode("Collections/ToolboxGrouping.lua"),
+                .embedInCode("Collections/ToolboxSequences.lua"),
+                .embedInCode("Collections/ToolboxAggregates.lua"),
+                .embedInCode("Collections/ToolboxSetAlgebra.lua"),
             ]
         ),
         .target(name: "BlocksBridgeXML"),

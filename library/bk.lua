@@ -23,9 +23,11 @@ function bk.version() end
 ---and the `bk_` names (`d:bk_map(f)`).
 ---@class bk.collection: table
 local Collection = {}
----`#c` for list kinds, the number of keys for dictionaries.
+---`bk.count`: `#c` up to the first nil for list kinds, the number of keys for dictionaries; with
+---`f`, how many elements (pairs) `f` is truthy for.
+---@param f? bk.block
 ---@return integer
-function Collection:count() end
+function Collection:count(f) end
 ---An array of `T` (`bk.array<string>`): what `bk.array` marks and `map` returns.
 ---@class bk.array<T>: bk.collection, { [integer]: T }
 local Array = {}
@@ -874,5 +876,245 @@ function bk.debounce(f, delay) end
 ---@param interval number
 ---@return bk.Throttled
 function bk.throttle(f, interval) end
+
+-- MARK: The collection toolbox (beyond BlocksKit). List kinds are visited in order; a dictionary's
+-- elements are its values and its blocks get (key, value).
+
+---A new array of the elements, stably sorted by `less(a, b)` (default `<`). An inconsistent `less`
+---gives a permutation of the elements, never a crash or a hang.
+---@param c table
+---@param less? fun(a: any, b: any): boolean
+---@return bk.array
+function bk.sorted(c, less) end
+
+---A new array of the elements, stably sorted by `key(v)` (computed once per element) with `<`.
+---@param c table
+---@param key bk.block
+---@param descending? boolean
+---@return bk.array
+function bk.sortedBy(c, key, descending) end
+
+---A new array of the elements in reverse order.
+---@param c table
+---@return bk.array
+function bk.reversed(c) end
+
+---A dictionary `key(v)` -> array of the elements with that key, in order (dictionaries: `key(k, v)`
+----> dictionary of those pairs). A nil key is `bk.null`; a NaN key is an error.
+---@param c table
+---@param key bk.block
+---@return bk.dictionary
+function bk.groupBy(c, key) end
+
+---A dictionary `key(v)` (default: the element) -> count.
+---@param c table
+---@param key? bk.block
+---@return bk.dictionary
+function bk.countBy(c, key) end
+
+---Two collections of `c`'s kind: the elements for which `f` is truthy, then the rest.
+---@param c table
+---@param f bk.block
+---@return bk.collection yes
+---@return bk.collection no
+function bk.partition(c, f) end
+
+---A new array of the first element for each distinct `key(v)` (default: the element), in order.
+---@param c table
+---@param key? bk.block
+---@return bk.array
+function bk.uniq(c, key) end
+
+---The keys (a list's: 1 .. n), as an array in the order of `bk.values`.
+---@param c table
+---@return bk.array
+function bk.keys(c) end
+
+---The values (a list's elements), as an array in the order of `bk.keys`.
+---@param c table
+---@return bk.array
+function bk.values(c) end
+
+---An array of `{a[i], b[i], ...}` (arrays) up to the shortest collection.
+---@param a table
+---@param ... table
+---@return bk.array
+function bk.zip(a, ...) end
+
+---A new array with nested list kinds and plain tables with `t[1] ~= nil` spliced in, `depth`
+---levels (default 1).
+---@param c table
+---@param depth? integer
+---@return bk.array
+function bk.flatten(c, depth) end
+
+---`bk.flatten(bk.map(c, f), 1)`, as an array.
+---@param c table
+---@param f bk.block
+---@return bk.array
+function bk.flatMap(c, f) end
+
+---`map` without the nil / `bk.null` results (an array, or a dictionary for dictionaries).
+---@param c table
+---@param f bk.block
+---@return table
+function bk.compactMap(c, f) end
+
+---A new array of elements `i .. j` (default: to the end); negative positions count from the end.
+---@param c table
+---@param i integer
+---@param j? integer
+---@return bk.array
+function bk.slice(c, i, j) end
+
+---A new array of the first `n` elements.
+---@param c table
+---@param n integer
+---@return bk.array
+function bk.take(c, n) end
+
+---A new array of the elements after the first `n`.
+---@param c table
+---@param n integer
+---@return bk.array
+function bk.drop(c, n) end
+
+---A new array of the leading elements for which `f` is truthy.
+---@param c table
+---@param f bk.block
+---@return bk.array
+function bk.takeWhile(c, f) end
+
+---A new array of the elements from the first for which `f` is falsy.
+---@param c table
+---@param f bk.block
+---@return bk.array
+function bk.dropWhile(c, f) end
+
+---An array of arrays of `size` elements (the last may be shorter).
+---@param c table
+---@param size integer at least 1
+---@return bk.array
+function bk.chunked(c, size) end
+
+---The first element, or an array of the first `n`.
+---@param c table
+---@param n? integer
+---@return any
+function bk.first(c, n) end
+
+---The last element, or an array of the last `n`.
+---@param c table
+---@param n? integer
+---@return any
+function bk.last(c, n) end
+
+---The first position of `v` by raw equality (a dictionary: its key), or nil.
+---@param c table
+---@param v any
+---@return any
+function bk.indexOf(c, v) end
+
+---The sum of the elements (or of `f(v)`) by Lua's `+`; 0 for an empty collection.
+---@param c table
+---@param f? bk.block
+---@return number|any
+function bk.sum(c, f) end
+
+---The element with the least `key(v)` (default: the element), first one on ties; nil when empty.
+---@param c table
+---@param key? bk.block
+---@return any
+function bk.min(c, key) end
+
+---The element with the greatest `key(v)` (default: the element), first one on ties; nil when empty.
+---@param c table
+---@param key? bk.block
+---@return any
+function bk.max(c, key) end
+
+---The number of elements (for which `f` is truthy).
+---@param c table
+---@param f? bk.block
+---@return integer
+function bk.count(c, f) end
+
+---`a`'s elements, then `b`'s not in `a`: a set when `a` is a set, an index set when `a` is an index
+---set, else an ordered set.
+---@param a table
+---@param b table
+---@return bk.set
+function bk.union(a, b) end
+
+---`a`'s elements that are in `b` (of the kind `bk.union` gives).
+---@param a table
+---@param b table
+---@return bk.set
+function bk.intersection(a, b) end
+
+---`a`'s elements that are not in `b` (of the kind `bk.union` gives).
+---@param a table
+---@param b table
+---@return bk.set
+function bk.difference(a, b) end
+
+---The elements in exactly one of `a` and `b` (of the kind `bk.union` gives).
+---@param a table
+---@param b table
+---@return bk.set
+function bk.symmetricDifference(a, b) end
+
+---True when every element of `a` is in `b` (any list kinds, compared as sets).
+---@param a table
+---@param b table
+---@return boolean
+function bk.isSubset(a, b) end
+
+---True when every element of `b` is in `a`.
+---@param a table
+---@param b table
+---@return boolean
+function bk.isSuperset(a, b) end
+
+---True when `a` and `b` have no element in common.
+---@param a table
+---@param b table
+---@return boolean
+function bk.isDisjoint(a, b) end
+
+
+-- The toolbox helpers are methods of every kind too (`c:sorted()`, `d:bk_keys()`).
+Collection.sorted = bk.sorted
+Collection.sortedBy = bk.sortedBy
+Collection.reversed = bk.reversed
+Collection.groupBy = bk.groupBy
+Collection.countBy = bk.countBy
+Collection.partition = bk.partition
+Collection.uniq = bk.uniq
+Collection.keys = bk.keys
+Collection.values = bk.values
+Collection.zip = bk.zip
+Collection.flatten = bk.flatten
+Collection.flatMap = bk.flatMap
+Collection.compactMap = bk.compactMap
+Collection.slice = bk.slice
+Collection.take = bk.take
+Collection.drop = bk.drop
+Collection.takeWhile = bk.takeWhile
+Collection.dropWhile = bk.dropWhile
+Collection.chunked = bk.chunked
+Collection.first = bk.first
+Collection.last = bk.last
+Collection.indexOf = bk.indexOf
+Collection.sum = bk.sum
+Collection.min = bk.min
+Collection.max = bk.max
+Collection.union = bk.union
+Collection.intersection = bk.intersection
+Collection.difference = bk.difference
+Collection.symmetricDifference = bk.symmetricDifference
+Collection.isSubset = bk.isSubset
+Collection.isSuperset = bk.isSuperset
+Collection.isDisjoint = bk.isDisjoint
 
 return bk

@@ -32,6 +32,7 @@ do {
         try sleepingTasksBenchmark(count: 100_000 / scale),
         try awaitFinishedBenchmark(calls: 1_000_000 / scale),
     ] + (try collectionBenchmarks(count: 1_000_000 / scale))
+        + (try toolboxBenchmarks(count: 1_000_000 / scale))
         + (try workerBenchmarks(elements: 64, trivialCount: 100_000, roundTrips: 20_000 / scale))
         + (try exportedClassBenchmarks(calls: 5_000_000 / scale))
     try runBenchmarks(benchmarks, rounds: rounds, filter: filter)

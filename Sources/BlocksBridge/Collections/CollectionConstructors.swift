@@ -1,6 +1,6 @@
 
 /// `bk.array`, `bk.dictionary` (mark a table in place), `bk.set`, `bk.orderedSet`, `bk.indexSet`
-/// (build a new one), `bk.kind`, and the kinds' own methods (`count`, `add`, `remove`, `contains`).
+/// (build a new one), `bk.kind`, and the kinds' own methods (`add`, `remove`, `contains`).
 enum CollectionConstructors {
     /// array(t) / dictionary(t): sets the kind's metatable on `t` (a new table when nil); returns it.
     /// A table with a metatable of its own is refused rather than silently losing it.
@@ -79,12 +79,6 @@ enum CollectionConstructors {
     }
 
     // MARK: Methods of the kinds (not in the bk table)
-
-    static func count(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
-        let kind = try stack.checkCollectionContents(1)
-        stack.push(stack.collectionCount(1, kind: kind))
-        return 1
-    }
 
     /// add / remove / contains on sets, ordered sets and index sets.
     enum Membership { case add, remove, contains }

@@ -43,9 +43,8 @@ extension BKLibrary {
         BKFunction("performMap") { stack throws(LuaRaise) in try CollectionMutators.performMap(stack) },
     ]
 
-    /// Methods of the kinds that are not `bk` functions.
+    /// Methods of the kinds that are not `bk` functions (`count` is `bk.count`, of the toolbox).
     static let collectionMethods: [BKFunction] = [
-        BKFunction("count") { stack throws(LuaRaise) in try CollectionConstructors.count(stack) },
         BKFunction("add") { stack throws(LuaRaise) in try CollectionConstructors.membership(stack, .add) },
         BKFunction("remove") { stack throws(LuaRaise) in try CollectionConstructors.membership(stack, .remove) },
         BKFunction("contains") { stack throws(LuaRaise) in try CollectionConstructors.membership(stack, .contains) },

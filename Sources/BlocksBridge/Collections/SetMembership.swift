@@ -15,7 +15,7 @@ extension LuaStack {
     static let membersKey = "bk.setMembers"
 
     /// Pushes the registry's set -> membership table (weak keys), making it when missing.
-    private func pushMembershipRegistry() {
+    func pushMembershipRegistry() {
         if rawGet(LuaStack.registryIndex, field: Self.membersKey) == .table { return }
         pop()
         pushNewTable()

@@ -138,6 +138,14 @@ public struct LuaStack {
         lua_createtable(L, min(arrayCount, Self.maximumSizeHint), min(recordCount, Self.maximumSizeHint))
     }
 
+    /// Pushes a new table sized for exactly `arrayCount` / `recordCount` entries, each clamped to
+    /// 2^26 only. For counts of values that exist (a list's elements counted raw, as `listCount`
+    /// does), never for a number a script chose: `pushNewTable` is the one for those. [-0, +1]
+    public func pushNewTable(existingArrayCount arrayCount: Int64, recordCount: Int64 = 0) {
+        let limit: Int64 = 1 << 26
+        lua_createtable(L, Int32(min(max(arrayCount, 0), limit)), Int32(min(max(recordCount, 0), limit)))
+    }
+
     /// Throws Lua's "not enough memory" when the state is over its memory cap. Allocations made in
     /// Swift over-commit (they must not fail), so a loop that builds something big from a script's
     /// numbers calls this every few thousand steps: the cap then holds within a small factor.

@@ -3,6 +3,7 @@ extension BKModule {
     public static let libraries: [BKLibrary] = [
         .core,
         .collections,
+        .collectionToolbox,
         .associatedObjects,
         .invocation,
         .blockExecution,
