@@ -431,6 +431,36 @@ int bk_recordcoroutinetraceback(lua_State *L) {
     return 0;
 }
 
+int bk_recordawaitedtraceback(lua_State *L) {
+    // (err, traced): traced is the report made where a task raised err ("msg\nstack traceback:...").
+    const char *traced = lua_tostring(L, 2);
+    const char *frames = traced != NULL ? strstr(traced, "\nstack traceback:") : NULL;
+    if (frames == NULL) return 0;
+    bk_luatraceback(L, L, NULL, 1);  // the await, without the engine's frames (a string below the buffer)
+    const char *here = lua_tostring(L, -1);
+    const char *header = "stack traceback:";
+    if (here != NULL && strncmp(here, header, strlen(header)) == 0) here += strlen(header);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, frames + 1);
+    // Nothing left but the engine's frames (a tail call into bk.await): nothing to add.
+    if (here != NULL && *here != '\0') {
+        luaL_addstring(&b, "\n\t(awaited)");
+        luaL_addstring(&b, here);
+    }
+    luaL_pushresult(&b);
+    lua_remove(L, -2);
+    // The message as the report shows it: the error's text, then both tracebacks.
+    bk_pusherrormessage(L, 1);
+    lua_pushliteral(L, "\n");
+    lua_pushvalue(L, -3);
+    lua_concat(L, 3);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key);
+    lua_pushvalue(L, 1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_error_key);
+    return 0;
+}
+
 int bk_traceback(lua_State *L) {
     const char *msg = lua_tostring(L, 1);
     if (msg == NULL) {
