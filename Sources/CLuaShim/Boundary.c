@@ -192,18 +192,22 @@ int bk_walk_argerror(lua_State *L, int arg, const char *extramsg) {
     return bk_raise_argument(L, arg, extramsg, fname != NULL ? fname : "?");
 }
 
-// Mirrors luaL_typeerror (Lua 5.4.6): __name honoured, "light userdata" named.
+// Mirrors luaL_typeerror (Lua 5.4.6): __name honoured, "light userdata" named. Differs: a value
+// whose __name is the expected one yet is not one (a FILE* given bk.Timer's metatable) is named
+// by its type, never "X expected, got X".
 const char *bk_pushtypeerror(lua_State *L, int arg, const char *expected, const char *fname) {
     (void)fname;
     const char *typearg;
     int named = luaL_getmetafield(L, arg, "__name");  // pushes nothing when absent
-    if (named == LUA_TSTRING)
+    int posing = named == LUA_TSTRING && strcmp(lua_tostring(L, -1), expected) == 0;
+    if (named == LUA_TSTRING && !posing)
         typearg = lua_tostring(L, -1);
     else if (lua_type(L, arg) == LUA_TLIGHTUSERDATA)
         typearg = "light userdata";
     else
         typearg = luaL_typename(L, arg);
-    const char *msg = lua_pushfstring(L, "%s expected, got %s", expected, typearg);
+    const char *msg = posing ? lua_pushfstring(L, "%s expected, got a %s named %s that is not one", expected, typearg, expected)
+                             : lua_pushfstring(L, "%s expected, got %s", expected, typearg);
     if (named != LUA_TNIL) lua_remove(L, -2);
     return msg;
 }

@@ -74,6 +74,14 @@ local function typeName(v)
   return type(v)
 end
 
+-- What a bad self "got": typeName(v), or for a value posing as the expected class (that __name,
+-- not that make), its type: never "X expected, got X".
+local function gotName(v, expected)
+  local name = typeName(v)
+  if name == expected then return ("a %s named %s that is not one"):format(type(v), expected) end
+  return name
+end
+
 -- Error positions. Every `level` in this file is error()'s level of the script's call, counted
 -- from the function that takes it (1: that function, 2: its caller): a function that raises calls
 -- error(message, level), one that hands it on adds one for each frame in between (so such a call
@@ -830,7 +838,7 @@ end
 
 local function checkTask(t, name, level)
   if not isTask(t) then
-    error(("calling '%s' on bad self (bk.Task expected, got %s)"):format(name, typeName(t)), level)
+    error(("calling '%s' on bad self (bk.Task expected, got %s)"):format(name, gotName(t, "bk.Task")), level)
   end
 end
 
@@ -914,5 +922,5 @@ return {
   Task = Task,
   -- For RateLimiting.lua: the entries' checks, as this file makes them.
   checks = { SCRIPT = SCRIPT, argError = argError, checkDuration = checkDuration, typeName = typeName,
-    atClose = atClose },
+    gotName = gotName, atClose = atClose },
 }
