@@ -389,6 +389,50 @@ int bk_resume(lua_State *co, lua_State *from, int nargs, int *nresults) {
 // on the side, for whoever reports the error later (bk.onError, bklua's top level).
 static const void *const bk_last_error_key = NULL;      // registry[&key] = the error value last recorded
 static const void *const bk_last_traceback_key = NULL;  // registry[&key] = its traceback (a string)
+// registry[&key] = the awaiting thread while that traceback ends where a task raised the error and
+// an await raised it again: the first handler or coroutine record of that thread that meets it
+// appends the await's frames (still on the stack then), so an await pays nothing unless the error
+// is reported. Met on another thread, the record is stale (the await's error was caught): dropped.
+static const void *const bk_last_awaited_key = NULL;
+
+static void bk_clear_awaited(lua_State *L) {
+    // Only when set: clearing a key that exists allocates nothing (the reporters rely on that).
+    int set = lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_awaited_key) != LUA_TNIL;
+    lua_pop(L, 1);
+    if (!set) return;
+    lua_pushnil(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_awaited_key);
+}
+
+// The recorded error was raised again by an await: its traceback gets "(awaited)" and the frames
+// of L1 from `level` (the await's, without the engine's), once. 0: no await pending; 1: completed;
+// -1: an await of another thread was pending (a stale record: the caller records afresh).
+static int bk_complete_awaited(lua_State *L, lua_State *L1, int level) {
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_awaited_key) != LUA_TTHREAD) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    lua_State *awaiting = lua_tothread(L, -1);
+    lua_pop(L, 1);
+    bk_clear_awaited(L);
+    if (awaiting != L1) return -1;
+    bk_luatraceback(L, L1, NULL, level);
+    const char *here = lua_tostring(L, -1);
+    const char *header = "stack traceback:";
+    if (here != NULL && strncmp(here, header, strlen(header)) == 0) here += strlen(header);
+    // Nothing left but the engine's frames (a tail call into bk.await): nothing to add.
+    if (here != NULL && *here != '\0' &&
+        lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key) == LUA_TSTRING) {
+        lua_pushliteral(L, "\n\t(awaited)");
+        lua_pushstring(L, here);
+        lua_concat(L, 3);
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key);
+    } else if (here != NULL && *here != '\0') {
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return 1;
+}
 
 static void bk_pushtraceback(lua_State *L, int idx) {
     idx = lua_absindex(L, idx);
@@ -404,9 +448,10 @@ static void bk_pushtraceback(lua_State *L, int idx) {
 int bk_recordtraceback(lua_State *L) {
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, 1)) {
         lua_settop(L, 1);  // already recorded deeper down (an error crossing several helpers)
-        return 1;
+        if (bk_complete_awaited(L, L, 1) >= 0) return 1;
     }
-    lua_pop(L, 1);
+    lua_settop(L, 1);
+    bk_clear_awaited(L);
     bk_pushtraceback(L, 1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key);
     lua_pushvalue(L, 1);
@@ -418,9 +463,13 @@ int bk_recordtraceback(lua_State *L) {
 int bk_recordcoroutinetraceback(lua_State *L) {
     lua_State *co = lua_tothread(L, 1);
     if (co == NULL || lua_gettop(L) < 2) return 0;
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, 2))
-        return 0;  // already recorded deeper down (a helper's handler inside the task)
-    lua_pop(L, 1);
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, 2)) {
+        lua_pop(L, 1);  // already recorded deeper down (a helper's handler inside the task)
+        if (bk_complete_awaited(L, co, 0) >= 0) return 0;
+    } else {
+        lua_pop(L, 1);
+    }
+    bk_clear_awaited(L);
     // Level 0 of a coroutine that is not running is the function that raised.
     if (lua_type(L, 2) == LUA_TSTRING) {
         bk_luatraceback(L, co, lua_tostring(L, 2), 0);
@@ -436,32 +485,14 @@ int bk_recordcoroutinetraceback(lua_State *L) {
 }
 
 int bk_recordawaitedtraceback(lua_State *L) {
-    // (err, traced): traced is the report made where a task raised err ("msg\nstack traceback:...").
-    const char *traced = lua_tostring(L, 2);
-    const char *frames = traced != NULL ? strstr(traced, "\nstack traceback:") : NULL;
-    if (frames == NULL) return 0;
-    bk_luatraceback(L, L, NULL, 1);  // the await, without the engine's frames (a string below the buffer)
-    const char *here = lua_tostring(L, -1);
-    const char *header = "stack traceback:";
-    if (here != NULL && strncmp(here, header, strlen(header)) == 0) here += strlen(header);
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    luaL_addstring(&b, frames + 1);
-    // Nothing left but the engine's frames (a tail call into bk.await): nothing to add.
-    if (here != NULL && *here != '\0') {
-        luaL_addstring(&b, "\n\t(awaited)");
-        luaL_addstring(&b, here);
-    }
-    luaL_pushresult(&b);
-    lua_remove(L, -2);
-    // The message as the report shows it: the error's text, then both tracebacks.
-    bk_pusherrormessage(L, 1);
-    lua_pushliteral(L, "\n");
-    lua_pushvalue(L, -3);
-    lua_concat(L, 3);
+    // (err, traced): traced is the report made where a task raised err, in the recorded form
+    // ("message\nstack traceback:..."); the await's frames are added once it is reported.
+    if (lua_type(L, 2) != LUA_TSTRING) return 0;
+    lua_settop(L, 2);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key);
-    lua_pushvalue(L, 1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_error_key);
+    lua_pushthread(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_awaited_key);
     return 0;
 }
 
@@ -474,14 +505,18 @@ int bk_traceback(lua_State *L) {
         return bk_recordtraceback(L);
     }
     if (strstr(msg, "\nstack traceback:") != NULL) return 1;  // already traced deeper down
-    // Recorded where a block raised it, deeper than here: that traceback is the useful one.
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, 1) &&
-        lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key) == LUA_TSTRING) {
-        lua_pushnil(L);
-        lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_error_key);
-        lua_pushnil(L);
-        lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key);
-        return 1;
+    // Recorded where a block raised it, deeper than here: that traceback is the useful one (with
+    // the await's frames, still on the stack here, when an await raised it again).
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, 1)) {
+        lua_settop(L, 1);
+        if (bk_complete_awaited(L, L, 1) >= 0 &&
+            lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key) == LUA_TSTRING) {
+            lua_pushnil(L);
+            lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_error_key);
+            lua_pushnil(L);
+            lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key);
+            return 1;
+        }
     }
     lua_settop(L, 1);
     bk_luatraceback(L, L, msg, 1);
@@ -501,6 +536,7 @@ static void bk_pusherrortext(lua_State *L, int idx, int clear) {
                     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_error_key);
                     lua_pushnil(L);
                     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key);
+                    bk_clear_awaited(L);
                 }
                 return;
             }

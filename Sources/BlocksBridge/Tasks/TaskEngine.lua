@@ -290,15 +290,29 @@ local function reportIfUnobserved(task)
 end
 
 -- The guard's finalizer. While the state closes the natives refuse: the host reported what was
--- left before it began to close (reportUnawaited).
+-- left before it began to close (reportUnawaited). A disarmed guard (awaited) holds nothing.
 local Unawaited = { __gc = function(guard)
-  if closing() then return end
-  reportIfUnobserved(rawget(guard, 1))
+  local task = rawget(guard, 1)
+  if task == nil or closing() then return end
+  reportIfUnobserved(task)
 end }
 
 local function awaitLater(task)
   unawaited[task] = true
   task.guard = setmetatable({ task }, Unawaited)
+end
+
+-- Someone awaited the task: never reported. The guard lets go of the record at once, or its
+-- finalizer would keep the record (and its results) alive a cycle longer, into the old generation,
+-- and `unawaited` would grow with every task awaited late.
+local function claim(task)
+  task.observed = true
+  local guard = task.guard
+  if guard ~= nil then
+    task.guard = nil
+    rawset(guard, 1, nil)
+    unawaited[task] = nil
+  end
 end
 
 -- The state closes: every failure still unawaited is reported, in the order the tasks failed.
@@ -471,7 +485,7 @@ local taskKind = {
     local t = rawget(object, RECORD)
     local state = t.state
     if state == RUNNING then return nil end
-    t.observed = true
+    claim(t)
     if t.cancelled then return CANCELLED_OUTCOME end
     local results = t.results
     if state == DONE then return { true, n = results.n, unpack(results, 1, results.n) } end

@@ -203,7 +203,9 @@ int bk_traceback(lua_State *L);
 /// dead coroutine `co`, whose stack is intact until it is closed (tasks run without an xpcall).
 int bk_recordcoroutinetraceback(lua_State *L);
 /// Lua function (err, traced): a task's error `err`, reported where it was raised as `traced`, is
-/// raised again by an await: records, for err's report, that traceback followed by the await's.
+/// raised again by an await: records that traceback for err's report; the first message handler
+/// (or coroutine record) that meets err appends the await's frames, so an await caught by pcall
+/// costs nothing more.
 int bk_recordawaitedtraceback(lua_State *L);
 
 /// Pushes a string describing the value at `idx` the way lua.c reports errors (__tostring honoured,
