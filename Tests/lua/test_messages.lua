@@ -43,6 +43,7 @@ test("bk.worker(f, co) names the argument that cannot cross", function()
 end)
 
 -- MARK: globals do not cross to a worker
+-- luacheck: globals workerConfig noSuchGlobalAnywhere (the point: a global the worker reads)
 
 test("a worker reading a global only the caller has is told that globals do not cross", function()
   workerConfig = { x = 1 }
