@@ -448,7 +448,7 @@ static void bk_pushtraceback(lua_State *L, int idx) {
 int bk_recordtraceback(lua_State *L) {
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, 1)) {
         lua_settop(L, 1);  // already recorded deeper down (an error crossing several helpers)
-        if (bk_complete_awaited(L, L, 1) >= 0) return 1;
+        if (bk_complete_awaited(L, L, 2) >= 0) return 1;  // 2: above the `error` that raised
     }
     lua_settop(L, 1);
     bk_clear_awaited(L);
@@ -465,7 +465,7 @@ int bk_recordcoroutinetraceback(lua_State *L) {
     if (co == NULL || lua_gettop(L) < 2) return 0;
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, 2)) {
         lua_pop(L, 1);  // already recorded deeper down (a helper's handler inside the task)
-        if (bk_complete_awaited(L, co, 0) >= 0) return 0;
+        if (bk_complete_awaited(L, co, 1) >= 0) return 0;  // 1: above the `error` that raised
     } else {
         lua_pop(L, 1);
     }
@@ -509,7 +509,7 @@ int bk_traceback(lua_State *L) {
     // the await's frames, still on the stack here, when an await raised it again).
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, 1)) {
         lua_settop(L, 1);
-        if (bk_complete_awaited(L, L, 1) >= 0 &&
+        if (bk_complete_awaited(L, L, 2) >= 0 &&
             lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key) == LUA_TSTRING) {
             lua_pushnil(L);
             lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_error_key);
