@@ -192,18 +192,22 @@ int bk_walk_argerror(lua_State *L, int arg, const char *extramsg) {
     return bk_raise_argument(L, arg, extramsg, fname != NULL ? fname : "?");
 }
 
-// Mirrors luaL_typeerror (Lua 5.4.6): __name honoured, "light userdata" named.
+// Mirrors luaL_typeerror (Lua 5.4.6): __name honoured, "light userdata" named. Differs: a value
+// whose __name is the expected one yet is not one (a FILE* given bk.Timer's metatable) is named
+// by its type, never "X expected, got X".
 const char *bk_pushtypeerror(lua_State *L, int arg, const char *expected, const char *fname) {
     (void)fname;
     const char *typearg;
     int named = luaL_getmetafield(L, arg, "__name");  // pushes nothing when absent
-    if (named == LUA_TSTRING)
+    int posing = named == LUA_TSTRING && strcmp(lua_tostring(L, -1), expected) == 0;
+    if (named == LUA_TSTRING && !posing)
         typearg = lua_tostring(L, -1);
     else if (lua_type(L, arg) == LUA_TLIGHTUSERDATA)
         typearg = "light userdata";
     else
         typearg = luaL_typename(L, arg);
-    const char *msg = lua_pushfstring(L, "%s expected, got %s", expected, typearg);
+    const char *msg = posing ? lua_pushfstring(L, "%s expected, got a %s named %s that is not one", expected, typearg, expected)
+                             : lua_pushfstring(L, "%s expected, got %s", expected, typearg);
     if (named != LUA_TNIL) lua_remove(L, -2);
     return msg;
 }
@@ -385,6 +389,50 @@ int bk_resume(lua_State *co, lua_State *from, int nargs, int *nresults) {
 // on the side, for whoever reports the error later (bk.onError, bklua's top level).
 static const void *const bk_last_error_key = NULL;      // registry[&key] = the error value last recorded
 static const void *const bk_last_traceback_key = NULL;  // registry[&key] = its traceback (a string)
+// registry[&key] = the awaiting thread while that traceback ends where a task raised the error and
+// an await raised it again: the first handler or coroutine record of that thread that meets it
+// appends the await's frames (still on the stack then), so an await pays nothing unless the error
+// is reported. Met on another thread, the record is stale (the await's error was caught): dropped.
+static const void *const bk_last_awaited_key = NULL;
+
+static void bk_clear_awaited(lua_State *L) {
+    // Only when set: clearing a key that exists allocates nothing (the reporters rely on that).
+    int set = lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_awaited_key) != LUA_TNIL;
+    lua_pop(L, 1);
+    if (!set) return;
+    lua_pushnil(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_awaited_key);
+}
+
+// The recorded error was raised again by an await: its traceback gets "(awaited)" and the frames
+// of L1 from `level` (the await's, without the engine's), once. 0: no await pending; 1: completed;
+// -1: an await of another thread was pending (a stale record: the caller records afresh).
+static int bk_complete_awaited(lua_State *L, lua_State *L1, int level) {
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_awaited_key) != LUA_TTHREAD) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    lua_State *awaiting = lua_tothread(L, -1);
+    lua_pop(L, 1);
+    bk_clear_awaited(L);
+    if (awaiting != L1) return -1;
+    bk_luatraceback(L, L1, NULL, level);
+    const char *here = lua_tostring(L, -1);
+    const char *header = "stack traceback:";
+    if (here != NULL && strncmp(here, header, strlen(header)) == 0) here += strlen(header);
+    // Nothing left but the engine's frames (a tail call into bk.await): nothing to add.
+    if (here != NULL && *here != '\0' &&
+        lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key) == LUA_TSTRING) {
+        lua_pushliteral(L, "\n\t(awaited)");
+        lua_pushstring(L, here);
+        lua_concat(L, 3);
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key);
+    } else if (here != NULL && *here != '\0') {
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return 1;
+}
 
 static void bk_pushtraceback(lua_State *L, int idx) {
     idx = lua_absindex(L, idx);
@@ -400,9 +448,10 @@ static void bk_pushtraceback(lua_State *L, int idx) {
 int bk_recordtraceback(lua_State *L) {
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, 1)) {
         lua_settop(L, 1);  // already recorded deeper down (an error crossing several helpers)
-        return 1;
+        if (bk_complete_awaited(L, L, 2) >= 0) return 1;  // 2: above the `error` that raised
     }
-    lua_pop(L, 1);
+    lua_settop(L, 1);
+    bk_clear_awaited(L);
     bk_pushtraceback(L, 1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key);
     lua_pushvalue(L, 1);
@@ -414,9 +463,13 @@ int bk_recordtraceback(lua_State *L) {
 int bk_recordcoroutinetraceback(lua_State *L) {
     lua_State *co = lua_tothread(L, 1);
     if (co == NULL || lua_gettop(L) < 2) return 0;
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, 2))
-        return 0;  // already recorded deeper down (a helper's handler inside the task)
-    lua_pop(L, 1);
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, 2)) {
+        lua_pop(L, 1);  // already recorded deeper down (a helper's handler inside the task)
+        if (bk_complete_awaited(L, co, 1) >= 0) return 0;  // 1: above the `error` that raised
+    } else {
+        lua_pop(L, 1);
+    }
+    bk_clear_awaited(L);
     // Level 0 of a coroutine that is not running is the function that raised.
     if (lua_type(L, 2) == LUA_TSTRING) {
         bk_luatraceback(L, co, lua_tostring(L, 2), 0);
@@ -431,6 +484,18 @@ int bk_recordcoroutinetraceback(lua_State *L) {
     return 0;
 }
 
+int bk_recordawaitedtraceback(lua_State *L) {
+    // (err, traced): traced is the report made where a task raised err, in the recorded form
+    // ("message\nstack traceback:..."); the await's frames are added once it is reported.
+    if (lua_type(L, 2) != LUA_TSTRING) return 0;
+    lua_settop(L, 2);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_error_key);
+    lua_pushthread(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_awaited_key);
+    return 0;
+}
+
 int bk_traceback(lua_State *L) {
     const char *msg = lua_tostring(L, 1);
     if (msg == NULL) {
@@ -440,14 +505,18 @@ int bk_traceback(lua_State *L) {
         return bk_recordtraceback(L);
     }
     if (strstr(msg, "\nstack traceback:") != NULL) return 1;  // already traced deeper down
-    // Recorded where a block raised it, deeper than here: that traceback is the useful one.
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, 1) &&
-        lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key) == LUA_TSTRING) {
-        lua_pushnil(L);
-        lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_error_key);
-        lua_pushnil(L);
-        lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key);
-        return 1;
+    // Recorded where a block raised it, deeper than here: that traceback is the useful one (with
+    // the await's frames, still on the stack here, when an await raised it again).
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, 1)) {
+        lua_settop(L, 1);
+        if (bk_complete_awaited(L, L, 2) >= 0 &&
+            lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key) == LUA_TSTRING) {
+            lua_pushnil(L);
+            lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_error_key);
+            lua_pushnil(L);
+            lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key);
+            return 1;
+        }
     }
     lua_settop(L, 1);
     bk_luatraceback(L, L, msg, 1);
@@ -467,6 +536,7 @@ static void bk_pusherrortext(lua_State *L, int idx, int clear) {
                     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_error_key);
                     lua_pushnil(L);
                     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_last_traceback_key);
+                    bk_clear_awaited(L);
                 }
                 return;
             }

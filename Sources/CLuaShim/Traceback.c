@@ -142,6 +142,9 @@ void bk_luatraceback(lua_State *L, lua_State *L1, const char *msg, int level) {
             level += n;
         } else {
             lua_getinfo(L1, "Slnt", &ar);
+            /* Differs: the bridge's own Lua (chunks named "=bk/...": its task engine, observation
+               engine, ...) is not the user's code, and its frames are left out. */
+            if (strncmp(ar.source, "=bk/", 4) == 0) continue;
             if (ar.currentline <= 0) lua_pushfstring(L, "\n\t%s: in ", ar.short_src);
             else lua_pushfstring(L, "\n\t%s:%d: in ", ar.short_src, ar.currentline);
             luaL_addvalue(&b);

@@ -43,6 +43,7 @@ typedef struct bk_transfer {
     lua_State *to;        // NULL: check only
     lua_State *E;         // where the walk raises and keeps its tables (to, or from when checking)
     int strict;           // tables of the value's own are refused (parallel eligibility)
+    int as_argument;      // the reason is worded for a bad argument (BK_TRANSFER_AS_ARGUMENT)
     int memo;             // E: source pointer (light userdata) -> copy (or true)
     int joins;            // E (copy): upvalue id -> {function, index}
     int names;            // from: value -> name
@@ -134,10 +135,30 @@ static int bk_known_prepare(lua_State *L) {
 
 // MARK: - Errors naming the value
 
+// A reason worded for a bad argument: "is a coroutine" becomes "a coroutine cannot cross to another
+// state" (the value itself) or "... is a coroutine, which cannot cross to another state" (a part of
+// it). Other reasons (nested too deeply, a value the other state lacks) stay as they are.
+static const char *bk_transfer_argument_reason(bk_transfer *t, const char *what, char *out, size_t size) {
+    static const char unshared[] = " (not shareable between states)";
+    if (!t->as_argument || strncmp(what, "is a", 4) != 0) return what;
+    size_t n = strlen(what);
+    size_t tail = sizeof unshared - 1;
+    if (n > tail && strcmp(what + n - tail, unshared) == 0) n -= tail;
+    if (t->depth == 0) snprintf(out, size, "%.*s cannot cross to another state", (int)(n - 3), what + 3);
+    else snprintf(out, size, "%.*s, which cannot cross to another state", (int)n, what);
+    return out;
+}
+
 static void bk_transfer_fail(bk_transfer *t, const char *what) {
     char message[512];
+    char reason[256];
     size_t used = 0;
     message[0] = 0;
+    what = bk_transfer_argument_reason(t, what, reason, sizeof reason);
+    if (t->as_argument && t->depth == 0 && what == reason) {
+        lua_pushstring(t->E, reason);
+        lua_error(t->E);
+    }
     for (int i = t->depth; i >= 1 && used < sizeof message; i--) {
         const bk_segment *s = &t->path[i];
         int n;
@@ -680,7 +701,7 @@ static int bk_transfer_copy_range_running(lua_State *from, int table, lua_Intege
     return status;
 }
 
-static int bk_transfer_check_running(lua_State *L, int idx, const char *what, int strict) {
+static int bk_transfer_check_running(lua_State *L, int idx, const char *what, int flags) {
     idx = lua_absindex(L, idx);
     int status = bk_known_prepare(L);
     if (status != LUA_OK) {
@@ -702,7 +723,8 @@ static int bk_transfer_check_running(lua_State *L, int idx, const char *what, in
     t.names = names;
     t.root = what;
     // Strict mode is about what a Lua block captures; a named C function is fine as it is.
-    t.strict = strict && lua_type(L, idx) == LUA_TFUNCTION && !lua_iscfunction(L, idx);
+    t.strict = (flags & BK_TRANSFER_STRICT) && lua_type(L, idx) == LUA_TFUNCTION && !lua_iscfunction(L, idx);
+    t.as_argument = (flags & BK_TRANSFER_AS_ARGUMENT) != 0;
     bk_transfer_job job = { .t = &t, .mode = BK_TRANSFER_VALUES, .first = idx, .count = 1 };
     lua_pushcfunction(thread, bk_transfer_run);
     lua_pushlightuserdata(thread, &job);
@@ -734,9 +756,9 @@ int bk_transfer_copy_range(lua_State *from, int table, lua_Integer first, lua_In
     return status;
 }
 
-int bk_transfer_check(lua_State *L, int idx, const char *what, int strict) {
+int bk_transfer_check(lua_State *L, int idx, const char *what, int flags) {
     int paused = bk_gc_pause(L);
-    int status = bk_transfer_check_running(L, idx, what, strict);
+    int status = bk_transfer_check_running(L, idx, what, flags);
     bk_gc_resume(L, paused);
     return status;
 }

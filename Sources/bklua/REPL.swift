@@ -153,6 +153,14 @@ struct REPL {
         return body()
     }
 
+    /// What the prompt prints for a command's error. Ctrl-C stops a command wherever it runs (the
+    /// hook in Lua code raises `stdin:1: interrupted!`, a wait of the tasks engine `interrupted`, the
+    /// loop in Swift returns first): one message for all, with no position or traceback to read.
+    static func describe(_ error: LuaError, interrupted: Bool) -> String {
+        if interrupted, error.message.contains("interrupted") { return "interrupted!" }
+        return error.description
+    }
+
     func run() {
         while let chunk = loadChunk() {
             switch chunk {
@@ -165,7 +173,7 @@ struct REPL {
                         rememberResult(above: base)
                         printResults(above: base)
                     } catch {
-                        Runner.message(nil, error.description)
+                        Runner.message(nil, Self.describe(error, interrupted: cedit_take_interrupt() != 0))
                     }
                 }
                 stack.top = base

@@ -92,7 +92,10 @@ func protectedMain(state: LuaState, argv: [String], progname: String) -> Int32 {
         StandardStreams.writeError("bklua: \(reason)\n")
         return 1
     }
-    return 0
+    // Failed tasks no one awaited are reported now. An error the default reporter printed during
+    // the run (no bk.onError handler) fails it, so CI sees it; a handler keeps the script's status.
+    state.reportUnawaitedTaskFailures()
+    return state.errorsReportedToStandardError > 0 ? 1 : 0
 }
 
 /// The sandbox options: one budget for the whole run (LUA_INIT, -e, -l, the script, the REPL).

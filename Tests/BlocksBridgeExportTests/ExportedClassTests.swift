@@ -158,7 +158,7 @@ enum CounterError: Error, CustomStringConvertible {
         let lua = try state()
         try lua.setGlobal("c", Counter(name: "a"))
         #expect(luaError(lua, "c.count = 'many'") == "t:1: bad value for field 'count' of Counter (number expected, got string)")
-        #expect(luaError(lua, "c.history = {1, 'x'}") == "t:1: bad value for field 'history' of Counter (table expected, got table)")
+        #expect(luaError(lua, "c.history = {1, 'x'}") == "t:1: bad value for field 'history' of Counter (number expected at [2], got string)")
     }
 
     // MARK: Class table

@@ -53,6 +53,6 @@ final class Heater: LuaExportable {
         #expect(luaError(lua, "h:set('eco', 3)") == "t:1: bad argument #2 to 'set' (invalid value 3 for Level)")
         #expect(luaError(lua, "h:set(1, nil)") == "t:1: bad argument #1 to 'set' (invalid value '1' for Mode; expected 'eco', 'comfort', 'boost')")
         #expect(luaError(lua, "h:set({}, nil)") == "t:1: bad argument #1 to 'set' (string expected, got table)")
-        #expect(luaError(lua, "h.mode = 'turbo'") == "t:1: bad value for field 'mode' of Heater (string expected, got string)")
+        #expect(luaError(lua, "h.mode = 'turbo'") == "t:1: bad value for field 'mode' of Heater (invalid value 'turbo' for Mode; expected 'eco', 'comfort', 'boost')")
     }
 }

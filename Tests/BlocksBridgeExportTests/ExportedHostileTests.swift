@@ -35,10 +35,10 @@ final class Prober: LuaExportable {
         let lua = try state()
         let core = "BlocksBridgeExportTests.CoreKit.Item"
         #expect(luaError(lua, "local t = debug.setmetatable({}, debug.getmetatable(core)); return t:whoAmI()")
-                == "t:1: calling 'whoAmI' on bad self (\(core) expected, got \(core))")
+                == "t:1: calling 'whoAmI' on bad self (\(core) expected, got a table named \(core) that is not one)")
         // meta now looks like a CoreItem to Lua, but its memory holds a MetaKit.Item.
         let swapped = luaError(lua, "debug.setmetatable(meta, debug.getmetatable(core)); return meta:whoAmI()")
-        #expect(swapped == "t:1: calling 'whoAmI' on bad self (\(core) expected, got \(core))")
+        #expect(swapped == "t:1: calling 'whoAmI' on bad self (\(core) expected, got a userdata named \(core) that is not one)")
         #expect(luaError(lua, "return core.whoAmI(io.stdout)")
                 == "t:1: bad argument #1 to 'whoAmI' (\(core) expected, got FILE*)")
         #expect(try lua.run("return core:whoAmI()", as: String.self) == "core")

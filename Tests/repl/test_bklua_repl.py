@@ -447,6 +447,45 @@ def await_at_the_prompt_and_ctrl_c_cancels_the_awaited_task():
 
 
 @case
+def ctrl_c_is_reported_one_way_wherever_it_stops_the_command():
+    """In Lua code (the hook), in bk.run() (the loop in Swift) and in bk.await (the tasks engine)."""
+    if not has("bk.await ~= nil and bk.run ~= nil"):
+        print("  (skipped: no bk.await in this build)")
+        return
+    s = start()
+    try:
+        answer(s, "t = bk.scheduledTimerWithTimeInterval(0.2, function() end, true)", None)
+        answer(s, "slow = bk.async(function() bk.sleep(100) end)", None)
+        for command in ["while true do end", "bk.run()", "bk.await(slow)"]:
+            s.send(command + "\r")
+            s.expect(re.escape(command) + r"\n")
+            time.sleep(1)
+            s.send("\x03")
+            s.expect(r"^(\^C)?interrupted!\n> ")
+        answer(s, "t:invalidate()", None)
+        assert "stack traceback" not in s.text and "stdin:1: interrupted" not in s.text, s.text
+    finally:
+        s.close()
+
+
+@case
+def an_awaited_task_error_at_the_prompt_shows_no_engine_frames():
+    if not has("bk.await ~= nil"):
+        print("  (skipped: no bk.await in this build)")
+        return
+    s = start()
+    try:
+        answer(s, "t = bk.async(function() bk.sleep(0.01) error('server error') end)", None)
+        s.send("x = bk.await(t)\r")
+        s.expect(r"stdin:1: server error\nstack traceback:\n\t\[C\]: in function 'error'\n"
+                 r"\tstdin:1: in function <stdin:1>\n\t\(awaited\)\n\tstdin:1: in main chunk\n")
+        s.expect(r"\n> ")
+        assert "bk/TaskEngine.lua" not in s.text, s.text
+    finally:
+        s.close()
+
+
+@case
 def ctrl_c_while_awaiting_a_worker_or_a_channel_cancels_the_wait():
     if not has("bk.worker ~= nil and bk.await ~= nil"):
         print("  (skipped: no bk.worker in this build)")

@@ -88,7 +88,7 @@ public struct LuaClassMember: Sendable {
         LuaClassMember(.property(LuaStaticProperty(name: name, get: { stack in get().push(on: stack) }, set: {
             (stack: LuaStack, value: Int32) throws(LuaRaise) in
             guard let converted = V.read(from: stack, at: value) else {
-                throw .message("bad value for field '\(name)' (\(V.luaTypeName) expected, got \(stack.typeName(at: value)))")
+                throw .message("bad value for field '\(name)' (\(V.conversionProblem(stack, at: value)))")
             }
             set(converted)
         })), .property(name, LuaAnnotationTypes.name(V.self), readOnly: false))

@@ -63,7 +63,7 @@ public struct LuaMember: Sendable {
             get(object).push(on: stack)
         }, set: { (object: T, stack: LuaStack, value: Int32) throws(LuaRaise) in
             guard let converted = V.read(from: stack, at: value) else {
-                throw LuaMember.badValue(name, of: T.luaClass.name, expected: V.luaTypeName, stack, value)
+                throw LuaMember.badValue(name, of: T.luaClass.name, V.conversionProblem(stack, at: value))
             }
             set(object, converted)
         })), .property(name, LuaAnnotationTypes.name(V.self), readOnly: false))
@@ -85,8 +85,7 @@ public struct LuaMember: Sendable {
         LuaMember(.property(.observable(name, keyPath)), .property(name, LuaAnnotationTypes.name(V.self), readOnly: false))
     }
 
-    @usableFromInline static func badValue(_ name: String, of type: String, expected: String,
-                                           _ stack: LuaStack, _ value: Int32) -> LuaRaise {
-        .message("bad value for field '\(name)' of \(type) (\(expected) expected, got \(stack.typeName(at: value)))")
+    @usableFromInline static func badValue(_ name: String, of type: String, _ reason: String) -> LuaRaise {
+        .message("bad value for field '\(name)' of \(type) (\(reason))")
     }
 }

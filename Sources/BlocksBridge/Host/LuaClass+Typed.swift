@@ -32,7 +32,7 @@ extension LuaProperty {
             try stack.push(returned: object[keyPath: keyPath], what: "value of field '\(name)'")
         }, set: { (object: T, stack: LuaStack, value: Int32) throws(LuaRaise) in
             guard let converted = V.read(from: stack, at: value) else {
-                throw .message(badValue(name, of: T.self, expected: V.luaTypeName, stack, value))
+                throw .message(badValue(name, of: T.self, V.conversionProblem(stack, at: value)))
             }
             object[keyPath: keyPath] = converted
         })
@@ -41,10 +41,9 @@ extension LuaProperty {
     /// The one wording of a wrong-typed assignment, for plain and observable properties alike:
     /// `bad value for field 'count' of Counter (number expected, got string)` (the class's Lua name
     /// when `T` is bridged).
-    @usableFromInline static func badValue(_ name: String, of type: AnyObject.Type, expected: String,
-                                           _ stack: LuaStack, _ value: Int32) -> String {
+    @usableFromInline static func badValue(_ name: String, of type: AnyObject.Type, _ reason: String) -> String {
         let owner = (type as? any LuaBridged.Type).map { " of \($0.luaClass.name)" } ?? ""
-        return "bad value for field '\(name)'\(owner) (\(expected) expected, got \(stack.typeName(at: value)))"
+        return "bad value for field '\(name)'\(owner) (\(reason))"
     }
 
     /// A read-only property through a key path.

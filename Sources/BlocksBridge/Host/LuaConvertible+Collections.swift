@@ -62,19 +62,26 @@ extension Array: LuaConvertible where Element: LuaConvertible {
     /// A table whose element does not convert names it: `(number expected at [3], got string)`.
     public static func check(_ stack: LuaStack, at index: Int32) throws(LuaRaise) -> [Element] {
         if let value = read(from: stack, at: index) { return value }
-        guard stack.type(at: index) == .table, stack.ensureSpace(2) else { throw .type(index, expected: "table") }
+        guard stack.type(at: index) == .table else { throw .type(index, expected: "table") }
+        guard stack.ensureSpace(2) else { throw .argument(index, "stack overflow") }
         let table = stack.absolute(index)
         var i: Int64 = 1
         let elements = stack.listCount(table)
         let count = stack.rawLength(table) > elements ? elements + 1 : elements  // + 1: a hole's nil
         while i <= count {
             let elementType = stack.rawGet(table, i)
-            let converts = Element.read(from: stack, at: -1) != nil
+            if Element.read(from: stack, at: -1) == nil {
+                // Of the right type yet refused (a nested list, an enum, a Codable table): its own reason.
+                let reason = "\(elementType)" == Element.luaTypeName
+                    ? "element [\(i)]: \(Element.conversionProblem(stack, at: -1))"
+                    : "\(Element.luaTypeName) expected at [\(i)], got \(elementType)"
+                stack.pop()
+                throw .argument(index, reason)
+            }
             stack.pop()
-            if !converts { throw .argument(index, "\(Element.luaTypeName) expected at [\(i)], got \(elementType)") }
             i += 1
         }
-        throw .type(index, expected: "table")
+        throw .argument(index, "stack overflow")
     }
 }
 
@@ -120,22 +127,29 @@ extension Dictionary: LuaConvertible where Key: LuaConvertible, Value: LuaConver
     /// A table with a key or value that does not convert names which.
     public static func check(_ stack: LuaStack, at index: Int32) throws(LuaRaise) -> [Key: Value] {
         if let value = read(from: stack, at: index) { return value }
-        guard stack.type(at: index) == .table, stack.ensureSpace(3) else { throw .type(index, expected: "table") }
+        guard stack.type(at: index) == .table else { throw .type(index, expected: "table") }
+        guard stack.ensureSpace(3) else { throw .argument(index, "stack overflow") }
         let table = stack.absolute(index)
         stack.pushNil()
         while stack.next(table) {
             if Key.read(from: stack, at: -2) == nil {
                 let found = stack.typeName(at: -2)
+                let reason = found == Key.luaTypeName
+                    ? "a key: \(Key.conversionProblem(stack, at: -2))"
+                    : "\(Key.luaTypeName) key expected, got \(found)"
                 stack.pop(2)
-                throw .argument(index, "\(Key.luaTypeName) key expected, got \(found)")
+                throw .argument(index, reason)
             }
             if Value.read(from: stack, at: -1) == nil {
                 let found = stack.typeName(at: -1)
+                let reason = found == Value.luaTypeName
+                    ? "a value: \(Value.conversionProblem(stack, at: -1))"
+                    : "\(Value.luaTypeName) value expected, got \(found)"
                 stack.pop(2)
-                throw .argument(index, "\(Value.luaTypeName) value expected, got \(found)")
+                throw .argument(index, reason)
             }
             stack.pop()
         }
-        throw .type(index, expected: "table")
+        throw .argument(index, "stack overflow")
     }
 }

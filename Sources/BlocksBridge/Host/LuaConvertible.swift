@@ -27,6 +27,22 @@ extension LuaConvertible {
     }
 }
 
+extension LuaConvertible {
+    /// Why the value at `index` does not convert, worded as an argument error's reason (`string
+    /// expected at [2], got table`, `invalid value 'x' for Mode; expected 'a', 'b'`, `field
+    /// 'ports[2]': number expected, got string`): property writes say what arguments say. Call it
+    /// once `read` failed (it runs `check` for the reason).
+    @usableFromInline static func conversionProblem(_ stack: LuaStack, at index: Int32) -> String {
+        let index = stack.absolute(index)
+        do {
+            _ = try check(stack, at: index)
+        } catch {
+            return error.reason(about: index, on: stack)
+        }
+        return "\(luaTypeName) expected, got \(stack.typeName(at: index))"  // read and check disagree
+    }
+}
+
 extension Int: LuaConvertible {
     @inlinable public static var pushesAsIs: Bool { true }
     @inlinable public func push(on stack: LuaStack) { stack.push(self) }

@@ -57,6 +57,13 @@ extension LuaStack {
             StandardStreams.writeError("bklua: error in error handler: \(handlerError)\n")
         }
         StandardStreams.writeError("bklua: \(toString(message) ?? "?")\n")
+        runtime.pointee.default_reports += 1
         top = value - 1
     }
+}
+
+extension LuaState {
+    /// How many errors the default reporter wrote to stderr (no `bk.onError` handler was set, or
+    /// the handler itself failed): bklua exits with status 1 when any was.
+    public var errorsReportedToStandardError: Int { Int(runtime.pointee.default_reports) }
 }

@@ -12,3 +12,17 @@ public enum LuaRaise: Error, Sendable {
     /// Like `luaL_typeerror`: `bad argument #N to 'name' (EXPECTED expected, got ACTUAL)`.
     case type(Int32, expected: String)
 }
+
+extension LuaRaise {
+    /// What this error says about the value at `index`: the part a bad argument puts in
+    /// parentheses (`number expected, got string`), for messages about other places (an element,
+    /// a property). `valueOnTop` (a raised value, not a conversion's) is described, not popped.
+    public func reason(about index: Int32, on stack: LuaStack) -> String {
+        switch self {
+        case .argument(_, let reason): return reason
+        case .type(_, let expected): return "\(expected) expected, got \(stack.typeName(at: index))"
+        case .message(let message): return message
+        case .valueOnTop: return stack.toString(-1) ?? "a \(stack.typeName(at: -1)) value was raised"
+        }
+    }
+}

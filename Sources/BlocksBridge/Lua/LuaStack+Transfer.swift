@@ -21,6 +21,17 @@ extension LuaStack {
         return message
     }
 
+    /// Why the value at `index` cannot cross to another state, worded as a bad argument's reason
+    /// (`a coroutine cannot cross to another state`, `field 'x' of the value is a FILE*, which
+    /// cannot cross to another state`), or nil when it can.
+    func crossingProblem(at index: Int32, what: String = "the value") -> String? {
+        let status = bk_transfer_check(L, index, what, BK_TRANSFER_AS_ARGUMENT)
+        if status == LUA_OK { return nil }
+        let message = toString(-1) ?? "cannot be copied"
+        pop()
+        return message
+    }
+
     /// Copies `count` values from `first` onto `target` (both states held by the caller). On
     /// failure the error value is on `target`'s top and false is returned.
     func copy(_ first: Int32, count: Int32, to target: LuaStack, what: String, numbered: Int32 = 0) -> Bool {

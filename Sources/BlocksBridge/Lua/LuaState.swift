@@ -89,6 +89,9 @@ public final class LuaState {
         // From here on no exported function runs (finalizers calling bk get a Lua error), so
         // nothing reaches the extensions (the loop) once they are gone.
         lock.lock()
+        // The last reports, while bk still answers: failed tasks no one awaited (a borrowed
+        // state's tasks report from their own finalizers, before the anchor's).
+        if ownsState { TaskEngine.reportUnawaitedFailures(on: activeStack) }
         runtimeStorage.advance(to: .closing)
         for object in extensions.values { (object as? LuaStateExtension)?.stateWillClose() }
         let close = { [L, ownsState, runtimeStorage, extensions] in

@@ -290,7 +290,7 @@ extension LuaProperty {
             try stack.push(returned: object[keyPath: keyPath], what: "value of field '\(name)'")
         }, set: { (object: T, stack: LuaStack, value: Int32) throws(LuaRaise) in
             guard let newValue = Value.read(from: stack, at: value) else {
-                throw .message(badValue(name, of: T.self, expected: Value.luaTypeName, stack, value))
+                throw .message(badValue(name, of: T.self, Value.conversionProblem(stack, at: value)))
             }
             object[keyPath: keyPath] = newValue
         })

@@ -18,8 +18,8 @@ local closing, rawmetatable = native.closing, native.getmetatable
 local checks = engine.checks
 -- Error levels as the engine counts them (TaskEngine.lua: SCRIPT, the script's call from an entry).
 local SCRIPT = checks.SCRIPT
-local argError, checkDuration, typeName, atClose = checks.argError, checks.checkDuration, checks.typeName,
-  checks.atClose
+local argError, checkDuration, typeName, gotName, atClose = checks.argError, checks.checkDuration,
+  checks.typeName, checks.gotName, checks.atClose
 
 -- Private keys of bk.Debounced / bk.Throttled objects.
 local FN, INTERVAL, PENDING, ARGS = {}, {}, {}, {}
@@ -41,7 +41,7 @@ local function limiterClass(name)
   local function check(o, method)
     if closing() then atClose(method) end
     if type(o) ~= "table" or rawmetatable(o) ~= class or rawget(o, FN) == nil then
-      error(("calling '%s' on bad self (%s expected, got %s)"):format(method, name, typeName(o)), SCRIPT + 1)
+      error(("calling '%s' on bad self (%s expected, got %s)"):format(method, name, gotName(o, name)), SCRIPT + 1)
     end
   end
   return class, methods, check

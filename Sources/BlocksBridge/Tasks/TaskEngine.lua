@@ -31,6 +31,7 @@
 ---@field report fun(err: any, message?: string) reports err to bk.onError, with `message` when given (made by errorReport), else made now
 ---@field errorReport fun(err: any): string what a report of err says, with the traceback recorded where it was raised
 ---@field recordCoroutineTraceback fun(co: thread, err: any) records the traceback of the dead coroutine's stack for err
+---@field recordAwaitedTraceback fun(err: any, traced: string) records, for err raised again by an await, the traceback where it was raised (traced, its report) followed by the await's
 ---@field getmetatable fun(v: any): table? the raw metatable (ignores __metatable)
 ---@field cancelled table bk.cancelled, the error a cancelled task's suspension point raises
 
@@ -41,7 +42,7 @@ local G, bk, native = ...
 local coroutine, table = G.coroutine, G.table
 local create, resume, yield, close = coroutine.create, coroutine.resume, coroutine.yield, coroutine.close
 local running, costatus, isyieldable = coroutine.running, coroutine.status, coroutine.isyieldable
-local pcall, error, select, type, tostring = G.pcall, G.error, G.select, G.type, G.tostring
+local pcall, error, select, type, tostring, next = G.pcall, G.error, G.select, G.type, G.tostring, G.next
 local rawget, rawset, rawequal, setmetatable = G.rawget, G.rawset, G.rawequal, G.setmetatable
 local unpack = table.unpack
 local huge = G.math.huge
@@ -50,6 +51,7 @@ local now = bk.now
 local runUntil, RAN = native.runUntil, native.ran
 local report, rawmetatable = native.report, native.getmetatable
 local recordCoroutineTraceback = native.recordCoroutineTraceback
+local recordAwaitedTraceback = native.recordAwaitedTraceback
 local errorReport = native.errorReport
 local closing = native.closing
 local finishHandle = native.finishHandle
@@ -70,6 +72,14 @@ local function typeName(v)
   local name = type(mt) == "table" and rawget(mt, "__name")
   if type(name) == "string" then return name end
   return type(v)
+end
+
+-- What a bad self "got": typeName(v), or for a value posing as the expected class (that __name,
+-- not that make), its type: never "X expected, got X".
+local function gotName(v, expected)
+  local name = typeName(v)
+  if name == expected then return ("a %s named %s that is not one"):format(type(v), expected) end
+  return name
 end
 
 -- Error positions. Every `level` in this file is error()'s level of the script's call, counted
@@ -263,11 +273,56 @@ local function notifyTask(task)
   wake(task)
 end
 
+-- MARK: failures no one awaited
+--
+-- A failed task no one awaited is reported when it is collected, or when the state closes, unless
+-- someone awaited it by then (as Python's "Task exception was never retrieved"): a script may
+-- await it later, inside pcall, and handle the error itself. Such a task's record holds a guard
+-- whose finalizer reports it; `unawaited` (weak) lists them for the report at close.
+local unawaited = setmetatable({}, { __mode = "k" })
+
 local function reportIfUnobserved(task)
   if not task.observed then
     task.observed = true
+    unawaited[task] = nil
     report(task.results[1], task.traced)
   end
+end
+
+-- The guard's finalizer. While the state closes the natives refuse: the host reported what was
+-- left before it began to close (reportUnawaited). A disarmed guard (awaited) holds nothing.
+local Unawaited = { __gc = function(guard)
+  local task = rawget(guard, 1)
+  if task == nil or closing() then return end
+  reportIfUnobserved(task)
+end }
+
+local function awaitLater(task)
+  unawaited[task] = true
+  task.guard = setmetatable({ task }, Unawaited)
+end
+
+-- Someone awaited the task: never reported. The guard lets go of the record at once, or its
+-- finalizer would keep the record (and its results) alive a cycle longer, into the old generation,
+-- and `unawaited` would grow with every task awaited late.
+local function claim(task)
+  task.observed = true
+  local guard = task.guard
+  if guard ~= nil then
+    task.guard = nil
+    rawset(guard, 1, nil)
+    unawaited[task] = nil
+  end
+end
+
+-- The state closes: every failure still unawaited is reported, in the order the tasks failed.
+local function reportUnawaited()
+  local list = {}
+  for task in next, unawaited do
+    if not task.observed then list[#list + 1] = task end
+  end
+  table.sort(list, function(a, b) return a.seq < b.seq end)
+  for i = 1, #list do reportIfUnobserved(list[i]) end
 end
 
 local finish  -- forward
@@ -321,13 +376,11 @@ function finish(task, ok, results)
       end
     end
   elseif not ok and not rawequal(results[1], cancelled) then
-    -- Reported on the next turn of the loop unless someone awaits it by then.
+    -- Its report now, while the traceback recorded where it was raised is there: an await raises
+    -- the error again with it. Reported when collected or at close unless awaited by then.
+    task.traced = errorReport(results[1])
     if hasWaiters(waiters) then task.observed = true
-    else
-      -- The report now: the traceback recorded where it was raised is gone by the next turn.
-      task.traced = errorReport(results[1])
-      schedule(reportIfUnobserved, task, 0)
-    end
+    else awaitLater(task) end
   end
   if waiters ~= nil then
     for i = 1, waiters.n do
@@ -432,11 +485,11 @@ local taskKind = {
     local t = rawget(object, RECORD)
     local state = t.state
     if state == RUNNING then return nil end
-    t.observed = true
+    claim(t)
     if t.cancelled then return CANCELLED_OUTCOME end
     local results = t.results
     if state == DONE then return { true, n = results.n, unpack(results, 1, results.n) } end
-    return { false, results[1] }
+    return { false, results[1], traced = t.traced }
   end,
   attach = function(object, waiter) addWaiter(rawget(object, RECORD), waiter) end,
   detach = function(object, waiter) removeWaiter(rawget(object, RECORD), waiter) end,
@@ -610,9 +663,16 @@ local function waitFor(check, attach, detach, timeout, level)
   return (wait(check, attach, detach, timeout, level + 1, nil, true))  -- not a tail call: a frame, as counted
 end
 
+-- Raises a failed outcome's error unchanged; a task's keeps where it was raised for its report.
+local function raiseOutcome(outcome)
+  local traced = outcome.traced
+  if traced ~= nil then recordAwaitedTraceback(outcome[2], traced) end
+  error(outcome[2], 0)
+end
+
 local function results(outcome)
   if outcome[1] then return unpack(outcome, 2, outcome.n + 1) end
-  error(outcome[2], 0)
+  raiseOutcome(outcome)
 end
 
 local function await(x, timeout)
@@ -682,6 +742,17 @@ end
 -- Items of a list argument, raw, up to the first nil, each with its kind and token.
 local function listItems(list, name, level)
   if type(list) ~= "table" then argError(1, name, "table expected, got " .. typeName(list), level + 1) end
+  -- A single task (braces forgotten) or a table with keys but no item 1 is not a list: refused,
+  -- rather than waiting for nothing.
+  if kindOf(list) ~= nil then
+    argError(1, name, ("list of awaitables expected, got %s (write {x} for one)"):format(typeName(list)), level + 1)
+  end
+  local key = nil
+  if rawget(list, 1) == nil then key = next(list) end
+  if key ~= nil then
+    argError(1, name, ("list of awaitables expected, got a table with key %s"):format(
+      type(key) == "string" and ("'" .. key .. "'") or typeName(key)), level + 1)
+  end
   local items = {}
   local i = 1
   while true do
@@ -746,7 +817,7 @@ local function awaitAll(list, timeout)
     end
     return all or failed ~= nil
   end, attach, detach, timeout, SCRIPT + 1, cancelAll(items))
-  if failed ~= nil then error(outcomes[failed][2], 0) end
+  if failed ~= nil then raiseOutcome(outcomes[failed]) end
   local values = {}
   for i = 1, #items do
     local o = outcomes[i]
@@ -781,7 +852,7 @@ end
 
 local function checkTask(t, name, level)
   if not isTask(t) then
-    error(("calling '%s' on bad self (bk.Task expected, got %s)"):format(name, typeName(t)), level)
+    error(("calling '%s' on bad self (bk.Task expected, got %s)"):format(name, gotName(t, "bk.Task")), level)
   end
 end
 
@@ -830,7 +901,6 @@ internal[notify] = true
 internal[sleepDone] = true
 internal[sleepCellDone] = true
 internal[timeoutFired] = true
-internal[reportIfUnobserved] = true
 
 local function currentTask()
   if closing() then atClose("currentTask") end
@@ -855,6 +925,7 @@ return {
   end,
   kinds = kinds,
   notify = notify,
+  reportUnawaited = reportUnawaited,
   waitFor = waitFor,
   isTask = isTask,
   cancelledThreads = cancelledThreads,
@@ -865,5 +936,5 @@ return {
   Task = Task,
   -- For RateLimiting.lua: the entries' checks, as this file makes them.
   checks = { SCRIPT = SCRIPT, argError = argError, checkDuration = checkDuration, typeName = typeName,
-    atClose = atClose },
+    gotName = gotName, atClose = atClose },
 }

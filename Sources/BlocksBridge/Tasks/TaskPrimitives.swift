@@ -115,6 +115,10 @@ enum TaskPrimitives {
         stack.rawSet(table, field: "cancelled")
         stack.push(cFunction: bk_recordcoroutinetraceback)
         stack.rawSet(table, field: "recordCoroutineTraceback")
+        // recordAwaitedTraceback(err, traced): an await raises a task's error again; its report
+        // shows where it was raised (traced), then the line that awaited it.
+        stack.push(cFunction: bk_recordawaitedtraceback)
+        stack.rawSet(table, field: "recordAwaitedTraceback")
         // errorReport(err): what a report of err says, with the traceback recorded where it was
         // raised (any value: a string gets it appended).
         stack.push(cFunction: bk_errorreport)

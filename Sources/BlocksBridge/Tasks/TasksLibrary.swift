@@ -83,6 +83,22 @@ enum TaskEngine {
         return found
     }
 
+    /// Reports, through `bk.onError`, every failed task no one has awaited (the engine's
+    /// `reportUnawaited`); does nothing when the engine never loaded. Lua code runs: the caller
+    /// holds the state's lock.
+    static func reportUnawaitedFailures(on stack: LuaStack) {
+        stack.withRestoredTop {
+            guard stack.ensureSpace(4) else { return }
+            let handler = stack.pushMessageHandler()
+            guard stack.rawGet(LuaStack.registryIndex, field: registryKey) == .table,
+                  stack.rawGet(-1, field: "reportUnawaited") == .function else { return }
+            stack.remove(at: -2)
+            // Each report is a protected call of its own: only the state's limits (memory, a
+            // tripped sandbox budget) stop this, and nothing could be reported then anyway.
+            _ = stack.protectedCall(arguments: 0, results: 0, handler: handler)
+        }
+    }
+
     /// Registers `loader` (pushed by `push`) to be called with the engine's table when the engine
     /// loads: another family's awaitables (workers, channels) plug into `kinds` and `waitFor` there.
     static func extend(on stack: LuaStack, with push: (LuaStack) -> Void) {

@@ -194,7 +194,11 @@ public final class Channel: LuaShareable, @unchecked Sendable {
             target.rawSet(1, tail)
             return nil
         }
-        if let failure { throw .message(failure) }
+        if let failure {
+            // Named as a bad argument when the value itself cannot cross (not for lack of memory).
+            if let problem = stack.crossingProblem(at: index) { throw .argument(index, problem) }
+            throw .message(failure)
+        }
         changedLocked()
     }
 

@@ -201,6 +201,9 @@ public final class Worker: LuaBridged, @unchecked Sendable {
                     failed = true  // the copier's message, naming what could not cross, is on top
                     count = 1
                     stack.top = base + 1
+                } else if !succeeded, let hinted = Worker.globalsHint(error: stack, worker: source) {
+                    stack.pop()
+                    stack.push(hinted)
                 }
                 source.top = 0
             }
@@ -215,6 +218,26 @@ public final class Worker: LuaBridged, @unchecked Sendable {
         stack.setUserValue(of: handle)
         // The results live in the parent now: the worker's state goes when `taken` does (closed
         // here, outside `condition`: its finalizers run).
+    }
+
+    /// The worker's error (a string on top of `stack`, the caller's) with a hint when it names a
+    /// global the worker's state lacks but the caller's has (`attempt to index a nil value (global
+    /// 'config')`): globals do not cross, which a user meeting this for the first time cannot
+    /// guess. Nil when it does not apply.
+    static func globalsHint(error stack: LuaStack, worker source: LuaStack) -> String? {
+        guard stack.type(at: -1) == .string, let message = stack.toString(-1),
+              let start = message.firstRange(of: "(global '"),
+              let end = message[start.upperBound...].firstRange(of: "')") else { return nil }
+        let name = String(message[start.upperBound ..< end.lowerBound])
+        func hasGlobal(_ s: LuaStack) -> Bool {
+            s.withRestoredTop {
+                guard s.ensureSpace(2) else { return false }
+                s.pushGlobalTable()
+                return s.rawGet(-1, field: name) != .nil
+            }
+        }
+        guard !hasGlobal(source), hasGlobal(stack) else { return nil }
+        return message + " (globals do not cross to a worker: pass the value as an argument, or capture it in a local)"
     }
 
     public static let luaClass = LuaClass(

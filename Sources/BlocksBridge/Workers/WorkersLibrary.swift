@@ -21,7 +21,15 @@ extension BKLibrary {
                 }
                 return target.toString(-1) ?? "cannot be copied"
             }
-            if let copied { throw .message(copied) }
+            if let copied {
+                // The argument that cannot cross, named as a bad argument (found only on failure).
+                for i in 1 ... count {
+                    if let problem = stack.crossingProblem(at: i, what: i == 1 ? "the function" : "the value") {
+                        throw .argument(i, problem)
+                    }
+                }
+                throw .message(copied)
+            }
             let worker = Worker(state: state, parentLoop: stack.eventLoop)
             stack.push(newObject: worker)
             worker.start()

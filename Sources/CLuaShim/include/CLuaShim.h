@@ -47,6 +47,7 @@ typedef struct bk_runtime {
     int safe_libraries;           // opened with bk_opensafelibs (its workers get the same set)
     int known_values_changed;     // bk's functions were replaced (the tasks engine loaded): the
                                   // transfer's well-known values are looked up again (Transfer.c)
+    int default_reports;          // errors the default reporter wrote to stderr (bklua's exit status)
     int gc_owed_kb;               // allocated while a copy stopped the collector (Transfer.c):
                                   // the step bk_gc_settle takes once the caller's locks are free
     // Allocation (Boundary.c).
@@ -201,6 +202,11 @@ int bk_traceback(lua_State *L);
 /// bk_recordtraceback for an error that ended a coroutine: (co, err) records the traceback of the
 /// dead coroutine `co`, whose stack is intact until it is closed (tasks run without an xpcall).
 int bk_recordcoroutinetraceback(lua_State *L);
+/// Lua function (err, traced): a task's error `err`, reported where it was raised as `traced`, is
+/// raised again by an await: records that traceback for err's report; the first message handler
+/// (or coroutine record) that meets err appends the await's frames, so an await caught by pcall
+/// costs nothing more.
+int bk_recordawaitedtraceback(lua_State *L);
 
 /// Pushes a string describing the value at `idx` the way lua.c reports errors (__tostring honoured,
 /// else "(error object is a X value)"). Protected: a raising __tostring cannot escape.
@@ -246,9 +252,13 @@ const char *bk_pushtypeerror(lua_State *L, int arg, const char *expected, const 
 int bk_transfer_copy(lua_State *from, int first, int count, lua_State *to, const char *what, int numbered);
 
 /// Checks the value at `idx` without copying it. LUA_OK: transferable (nothing pushed); else the
-/// reason is pushed. `strict`: a Lua function must also capture no table of its own (its state
-/// would be lost in a copy), the rule for running a block on the worker pool.
-int bk_transfer_check(lua_State *L, int idx, const char *what, int strict);
+/// reason is pushed. `flags`: BK_TRANSFER_STRICT, a Lua function must also capture no table of its
+/// own (its state would be lost in a copy), the rule for running a block on the worker pool;
+/// BK_TRANSFER_AS_ARGUMENT, the reason is worded for a bad argument (`a coroutine cannot cross to
+/// another state`, `field 'x' of the value is a FILE*, which cannot cross to another state`).
+int bk_transfer_check(lua_State *L, int idx, const char *what, int flags);
+#define BK_TRANSFER_STRICT 1
+#define BK_TRANSFER_AS_ARGUMENT 2
 
 /// Copies elements first ... first + count - 1 of the list at `table` of `from` (raw reads) into
 /// positions offset + 1 ... of the table at `target` of `to` (a new list pushed on `to` when

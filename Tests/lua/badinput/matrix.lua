@@ -6,8 +6,8 @@
 --   bklua matrix.lua class NAME        calls every method of objects of that class the same way
 --
 -- Every call must return or raise an error (string, or the error value a callback raised); a
--- "bad argument" error must name the function called. Ends with "matrix ok N calls" (exit 0) or
--- "matrix FAILED" lines (exit 1).
+-- "bad argument" error must name the function called, and no message may read "X expected, got X".
+-- Ends with "matrix ok N calls" (exit 0) or "matrix FAILED" lines (exit 1).
 
 local mode, target = ...
 local bk = require "bk"
@@ -162,6 +162,10 @@ local function checkName(err, name, label)
   if os.getenv("MATRIX_VERBOSE") then
     local short = err:gsub("\nstack traceback:.*", ""):gsub("0x%x+", "0x"):sub(1, 160)
     if not distinct[short] then distinct[short] = true print("error: " .. short) end
+  end
+  -- "X expected, got X" (table expected, got table) says nothing of what is wrong.
+  for expected, got in err:gmatch("([%w%._%*]+) expected[^,()]*, got ([%w%._%*]+)") do
+    if expected == got then fail(label .. ": the message reads '" .. expected .. " expected, got " .. got .. "': " .. err) end
   end
   local named = err:match("bad argument #%d+ to '([^']*)'") or err:match("calling '([^']*)' on bad self")
   if named and named ~= name and named ~= "bk_" .. name and named ~= "?" then
