@@ -36,11 +36,12 @@ enum ToolboxNatives {
 
     /// contents(t) -> t', kind [, count]: the table a helper reads, its kind and, for list kinds,
     /// the number of elements (positions up to the first nil, counted raw). `t'` is `t`, or a
-    /// snapshot for an observed table (see `ObservedCollections`), or a raw copy for a table with
+    /// frozen view's contents, or a snapshot for an observed table (see `ObservedCollections`), or a raw copy for a table with
     /// a metatable that is not a bk kind's (so no `__index` of its runs when a helper reads it).
     static func contents(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
         try stack.checkTable(1)
         stack.top = 1
+        stack.replaceFrozenViewByContents(at: 1)  // a frozen view's helpers read what it shows
         if stack.pushSnapshotIfObserved(1) {
             stack.replace(at: 1)
         } else if stack.hasForeignMetatable(1) {
@@ -76,6 +77,7 @@ enum ToolboxNatives {
     static func spliceable(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
         guard stack.type(at: 1) == .table else { return 0 }
         stack.top = 1
+        stack.replaceFrozenViewByContents(at: 1)
         if stack.pushSnapshotIfObserved(1) { stack.replace(at: 1) }
         if stack.pushMetatable(of: 1) {
             let isKind = stack.rawGet(-1, field: LuaStack.kindField) == .number
