@@ -4,13 +4,14 @@
 
 local G, common = ...
 local KIND_DICTIONARY = common.KIND_DICTIONARY
-local collection, optFunction, keysOf = common.collection, common.optFunction, common.keysOf
+local collection, collectionBound, optFunction, keysOf = common.collection, common.collectionBound,
+  common.optFunction, common.keysOf
 local rawget, next = G.rawget, G.next
 
 local toolbox = {}
 
 function toolbox.sum(c, f)
-  local t, kind, n = collection(c, 1, "sum")
+  local t, kind, n = collectionBound(c, 1, "sum")
   optFunction(f, 2, "sum")
   local total
   if kind == KIND_DICTIONARY then
@@ -24,9 +25,13 @@ function toolbox.sum(c, f)
       end
     end
   elseif f == nil then
-    if n == 0 then return 0 end
     total = t[1]
-    for i = 2, n do total = total + t[i] end
+    if total == nil then return 0 end
+    for i = 2, n do
+      local v = t[i]
+      if v == nil then break end
+      total = total + v
+    end
   else
     for i = 1, n do
       local v = t[i]
@@ -40,7 +45,7 @@ end
 
 --- min (`greatest` false) / max: the element with the least / greatest key, first one on ties.
 local function extreme(c, key, greatest, name)
-  local t, kind, n = collection(c, 1, name)
+  local t, kind, n = collectionBound(c, 1, name)
   optFunction(key, 2, name)
   local best, bestKey
   local found = false
@@ -65,12 +70,20 @@ local function extreme(c, key, greatest, name)
     return best
   end
   if key == nil then
-    if n == 0 then return nil end
     best = t[1]
+    if best == nil then return nil end
     if greatest then
-      for i = 2, n do local v = t[i] if best < v then best = v end end
+      for i = 2, n do
+        local v = t[i]
+        if v == nil then break end
+        if best < v then best = v end
+      end
     else
-      for i = 2, n do local v = t[i] if v < best then best = v end end
+      for i = 2, n do
+        local v = t[i]
+        if v == nil then break end
+        if v < best then best = v end
+      end
     end
     return best
   end

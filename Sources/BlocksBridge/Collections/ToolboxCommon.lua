@@ -70,6 +70,13 @@ function common.collection(c, arg, name, level)
   return contents(c)
 end
 
+--- The same, with a raw border in place of the count for list kinds: an upper bound the caller's
+--- loop must stop before at the first nil (saves the counting pass; never sizes anything).
+function common.collectionBound(c, arg, name, level)
+  if type(c) ~= "table" then argError(arg, name, "table expected, got " .. typeName(c), level or 4) end
+  return contents(c, true)
+end
+
 function common.checkFunction(f, arg, name)
   if type(f) ~= "function" then argError(arg, name, "function expected, got " .. typeName(f), 4) end
 end

@@ -34,12 +34,14 @@ enum ToolboxNatives {
         stack.rawSet(natives, field: "members")
     }
 
-    /// contents(t) -> t', kind [, count]: the table a helper reads, its kind and, for list kinds,
-    /// the number of elements (positions up to the first nil, counted raw). `t'` is `t`, or a
+    /// contents(t [, boundOnly]) -> t', kind [, count]: the table a helper reads, its kind and, for
+    /// list kinds, the number of elements (positions up to the first nil, counted raw), or with
+    /// `boundOnly` a raw border, which the caller's loop must stop at the first nil before. `t'` is `t`, or a
     /// frozen view's contents, or a snapshot for an observed table (see `ObservedCollections`), or a raw copy for a table with
     /// a metatable that is not a bk kind's (so no `__index` of its runs when a helper reads it).
     static func contents(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
         try stack.checkTable(1)
+        let boundOnly = stack.toBool(2)
         stack.top = 1
         stack.replaceFrozenViewByContents(at: 1)  // a frozen view's helpers read what it shows
         if stack.pushSnapshotIfObserved(1) {
@@ -51,7 +53,10 @@ enum ToolboxNatives {
         let kind = stack.collectionKind(at: 1)
         stack.push(Int64(kind.rawValue))
         guard kind.isList else { return 2 }
-        stack.push(stack.listCount(1))
+        // A raw border is at least the first nil's position - 1 (the first border is the least),
+        // so a loop to it that stops at the first nil reads exactly the elements, without the
+        // counting pass. Only for loops that allocate nothing by it: a crafted border is 2^40.
+        stack.push(boundOnly ? Int64(stack.rawLength(1)) : stack.listCount(1))
         return 3
     }
 

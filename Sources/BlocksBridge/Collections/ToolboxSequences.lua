@@ -6,6 +6,7 @@ local G, common = ...
 local KIND_DICTIONARY = common.KIND_DICTIONARY
 local collection, checkFunction, checkInteger, argError = common.collection, common.checkFunction,
   common.checkInteger, common.argError
+local collectionBound = common.collectionBound
 local elements, keysOf, array, dictionary, list = common.elements, common.keysOf, common.array, common.dictionary,
   common.list
 local spliceable, ARRAY, null = common.spliceable, common.ARRAY, common.null
@@ -287,18 +288,27 @@ function toolbox.first(c, k) return ends(c, k, true, "first") end
 function toolbox.last(c, k) return ends(c, k, false, "last") end
 
 function toolbox.indexOf(c, value)
-  local t, kind, n = collection(c, 1, "indexOf")
+  local t, kind, n = collectionBound(c, 1, "indexOf")
   if kind == KIND_DICTIONARY then
     for k, v in next, t do
       if rawequal(v, value) then return k end
     end
     return nil
   end
+  if value == nil then return nil end
   local vt = type(value)
   if vt == "table" or vt == "userdata" then  -- `==` would run __eq
-    for i = 1, n do if rawequal(t[i], value) then return i end end
+    for i = 1, n do
+      local v = t[i]
+      if v == nil then break end
+      if rawequal(v, value) then return i end
+    end
   else
-    for i = 1, n do if t[i] == value then return i end end
+    for i = 1, n do
+      local v = t[i]
+      if v == nil then break end
+      if v == value then return i end
+    end
   end
   return nil
 end
