@@ -394,6 +394,14 @@ test("hostile inputs: #t = 2^40 by __len and border, forged metatables, observed
     ok(okCall, name)
   end
   eq(bk.sum(border), 6)
+  -- a raw border past a hole (sum, min, max and indexOf loop to it): the list still ends at the hole
+  local holed = { 1, 2, nil, 4 }
+  eq(rawlen(holed), 4, "the border this case needs")
+  eq(bk.sum(holed), 3)
+  eq(bk.max(holed), 2)
+  eq(bk.min({ 5, 6, nil, 1 }), 5)
+  eq(bk.indexOf(holed, 4), nil)
+  eq(bk.indexOf(holed, 2), 2)
   -- a foreign metatable never runs: reads are raw
   local raiser = function() error("metamethod ran") end
   local forged = setmetatable({ 3, 1, 2 }, { __index = raiser, __len = raiser, __eq = raiser, __lt = raiser })
