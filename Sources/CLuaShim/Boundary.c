@@ -340,14 +340,17 @@ void bk_pushswiftfunction(lua_State *L, bk_runtime *rt, void *body, const char *
 // frames' exits).
 typedef struct bk_lua_entry {
     bk_runtime *rt;
+    lua_State *L;
+    lua_State *running;  // the Lua thread that ran on this OS thread before (bk_hook_enter)
     int frames;
     int saved_swift;
     int saved_spent;  // the calling Swift frame's spent reserve (a skipped callee's is dropped)
 } bk_lua_entry;
 
 static bk_lua_entry bk_enter_lua(lua_State *L) {
-    bk_lua_entry entry = { bk_runtime_of(L), bk_frame_count, 0, 0 };
+    bk_lua_entry entry = { bk_runtime_of(L), L, NULL, bk_frame_count, 0, 0 };
     if (entry.rt != NULL) {
+        entry.running = bk_hook_enter(L);
         entry.saved_swift = entry.rt->swift_depth;
         entry.saved_spent = entry.rt->reserve_spent;
         entry.rt->swift_depth = 0;
@@ -362,6 +365,7 @@ static void bk_leave_lua(bk_lua_entry entry) {
         entry.rt->swift_depth = entry.saved_swift;
         entry.rt->reserve_spent = entry.saved_spent;
         entry.rt->pcall_depth--;
+        bk_hook_leave(entry.L, entry.running);
     }
 }
 
@@ -607,6 +611,7 @@ int bk_wrap_os_exit(lua_State *L) {
 static int bk_openlibs_protected(lua_State *L) {
     luaL_openlibs(L);
     bk_wrap_os_exit(L);
+    bk_hook_install_library(L);
     return 0;
 }
 

@@ -1,13 +1,15 @@
-// Sandbox limits: an instruction budget, a wall-clock deadline and an interrupt flag, enforced by a
-// count hook, plus the safe library set. The hook raises from C while Lua code runs (a hook only
-// fires between Lua instructions), so no Swift frame is ever between the raise and its pcall.
+// Sandbox limits: an instruction budget, a wall-clock deadline and an interrupt flag, enforced at
+// the count events of the hook hub (Hook.c), plus the safe library set. The hub raises from C while
+// Lua code runs (a hook only fires between Lua instructions), so no Swift frame is ever between the
+// raise and its pcall.
 #include "CLuaShim.h"
 #include <string.h>
 #include <time.h>
 
-// Instructions between two hook calls: small enough to stop a runaway loop promptly, large enough
-// to cost nothing measurable (one clock read per step).
-#define BK_HOOK_STEP 1000
+// Instructions between two count events of the limits: small enough to stop a runaway loop
+// promptly, large enough that the clock read per step costs nothing measurable. (The count hook
+// itself is what costs: while it is on, every instruction goes through Lua's hook check.)
+#define BK_LIMITS_STEP 1000
 
 static double bk_now(void) {
     struct timespec ts;
@@ -15,34 +17,28 @@ static double bk_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int bk_hook_step(const bk_runtime *rt) {
-    if (rt->instruction_limit > 0 && rt->instruction_limit < BK_HOOK_STEP)
+int bk_limits_step(const bk_runtime *rt) {
+    if (rt->instruction_limit > 0 && rt->instruction_limit < BK_LIMITS_STEP)
         return (int)rt->instruction_limit;
-    return BK_HOOK_STEP;
+    return BK_LIMITS_STEP;
 }
 
-static void bk_count_hook(lua_State *L, lua_Debug *ar) {
-    (void)ar;
-    bk_runtime *rt = bk_runtime_of(L);
-    if (rt == NULL) return;
+void bk_limits_count(lua_State *L, bk_runtime *rt) {
     if (rt->tripped == NULL) {
-        int count = lua_gethookcount(L);
-        rt->instructions_used += count;
+        rt->instructions_used += lua_gethookcount(L);
         if (__atomic_exchange_n(&rt->interrupted, 0, __ATOMIC_RELAXED))
             rt->tripped = "interrupted";  // consumed here, not by a reset: none is ever dropped
         else if (rt->instruction_limit > 0 && rt->instructions_used > rt->instruction_limit)
             rt->tripped = "instruction limit exceeded";
         else if (rt->deadline > 0 && bk_now() > rt->deadline)
             rt->tripped = "time limit exceeded";
-        else {
-            int step = bk_hook_step(rt);
-            if (count != step) lua_sethook(L, bk_count_hook, LUA_MASKCOUNT, step);
+        else
             return;
-        }
     }
-    // Tripped: from now on every instruction of this thread raises, so a script that catches the
-    // error with pcall cannot go on running (other threads trip at their own next hook).
-    if (lua_gethookcount(L) != 1) lua_sethook(L, bk_count_hook, LUA_MASKCOUNT, 1);
+    // Tripped: from now on every instruction of this thread raises (the hub counts by 1 while
+    // `tripped` is set), so a script that catches the error with pcall cannot go on running
+    // (other threads trip at their own next hook).
+    bk_hook_refresh(L);
     luaL_where(L, 0);  // level 0 inside a hook is the Lua function that was running
     lua_pushstring(L, rt->tripped);
     lua_concat(L, 2);
@@ -52,7 +48,8 @@ static void bk_count_hook(lua_State *L, lua_Debug *ar) {
 void bk_sethooks(lua_State *L) {
     bk_runtime *rt = bk_runtime_of(L);
     if (rt == NULL) return;
-    lua_sethook(L, bk_count_hook, LUA_MASKCOUNT, bk_hook_step(rt));
+    __atomic_store_n(&rt->limits_hooked, 1, __ATOMIC_RELAXED);
+    bk_hook_refresh(L);
 }
 
 void bk_reset_limits(lua_State *L, bk_runtime *rt) {
@@ -60,7 +57,7 @@ void bk_reset_limits(lua_State *L, bk_runtime *rt) {
     rt->tripped = NULL;
     // `interrupted` is left alone: an interrupt asked for just before this run stops this run.
     rt->deadline = rt->time_limit > 0 ? bk_now() + rt->time_limit : 0;
-    if (lua_gethook(L) == bk_count_hook) bk_sethooks(L);  // a tripped main thread counts by 1
+    bk_hook_refresh(L);  // a tripped thread counted by 1
 }
 
 void bk_interrupt(bk_runtime *rt) {
@@ -69,8 +66,8 @@ void bk_interrupt(bk_runtime *rt) {
 
 void bk_interrupt_installing_hook(lua_State *L, bk_runtime *rt) {
     bk_interrupt(rt);
-    // lua_sethook may be called asynchronously (lua.c does it from its SIGINT handler).
-    lua_sethook(L, bk_count_hook, LUA_MASKCOUNT, 1);
+    __atomic_store_n(&rt->limits_hooked, 1, __ATOMIC_RELAXED);
+    bk_hook_count_soon_async(L);
 }
 
 const char *bk_stop_requested(bk_runtime *rt) {
@@ -81,7 +78,8 @@ const char *bk_stop_requested(bk_runtime *rt) {
 }
 
 double bk_limits_wait_cap(bk_runtime *rt, lua_State *L) {
-    if (lua_gethook(L) != bk_count_hook) return -1;
+    (void)L;
+    if (!__atomic_load_n(&rt->limits_hooked, __ATOMIC_RELAXED)) return -1;
     double cap = 0.02;
     if (rt->deadline > 0) {
         double left = rt->deadline - bk_now();
@@ -91,7 +89,7 @@ double bk_limits_wait_cap(bk_runtime *rt, lua_State *L) {
 }
 
 void bk_check_limits_soon(lua_State *L) {
-    if (lua_gethook(L) == bk_count_hook) lua_sethook(L, bk_count_hook, LUA_MASKCOUNT, 1);
+    bk_hook_count_soon(L);
 }
 
 // MARK: - Safe libraries
@@ -226,6 +224,7 @@ static int bk_opensafelibs_protected(lua_State *L) {
 
     bk_wrap_global(L, "setmetatable", bk_safe_setmetatable);
     bk_wrap_global(L, "xpcall", bk_safe_xpcall);
+    bk_hook_install_library(L);
     return 0;
 }
 

@@ -11,7 +11,8 @@
 //       enforced once control is back in Lua, and an emergency reserve is given back when the
 //       system itself is out of memory, so an out-of-memory error cannot start inside Swift.
 // The files: Boundary.c (allocator, trampoline, protected calls, error values), Walk.c (the
-// collections' walk driver), Transfer.c (copies between states), Limits.c (sandbox limits),
+// collections' walk driver), Transfer.c (copies between states), Hook.c (the one hook of a state:
+// limits, profiler, debugger, a script's debug.sethook), Limits.c (sandbox limits),
 // ModuleEntry.c (bk.so's luaopen_bk), Globals.c (the bk_NAME globals), Console.c (panic, warnings,
 // stdio), Loop.c (the event loop's system calls).
 #ifndef CLUASHIM_H
@@ -26,6 +27,20 @@
 #include "CLuaShimTraceback.h"  // bk_luatraceback
 
 // MARK: - Per-state runtime data shared by C and Swift
+
+/// A hook client of the hub (Hook.c): called on the thread where the event happens, with hooks off
+/// (as any Lua hook), for the events it asked for. A Swift client never raises; to call Lua
+/// (conditions, evaluate) it uses protected calls (bk_pcall).
+typedef void (*bk_hook_fn)(lua_State *L, lua_Debug *ar, void *context);
+
+typedef enum bk_hook_slot { BK_HOOK_PROFILER = 0, BK_HOOK_DEBUGGER = 1, BK_HOOK_SLOTS = 2 } bk_hook_slot;
+
+typedef struct bk_hook_client {
+    bk_hook_fn fn;   // NULL: the slot is free
+    void *context;
+    int mask;        // LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, on every thread
+    int count;       // count events at least every `count` instructions (with LUA_MASKCOUNT)
+} bk_hook_client;
 
 typedef struct bk_runtime {
     void *swift_state;     // unretained pointer to the Swift `LuaState`
@@ -55,6 +70,13 @@ typedef struct bk_runtime {
     void *base_ud;
     void *reserve;                // emergency reserve, freed when an allocation inside Swift fails
     int reserve_spent;            // the reserve was used: the trampoline raises "not enough memory"
+    // The hook hub (Hook.c).
+    int limits_hooked;            // the limits' count events are wanted (a sandbox, a limit, an
+                                  // interrupt asked for); atomic: set from other threads
+    int hook_poked;               // atomic: one count event for every client is due (bk_hook_poke)
+    int script_hooks;             // a script ever called debug.sethook (records are looked up)
+    unsigned long os_thread;      // atomic: the pthread running this state's Lua now, or 0
+    bk_hook_client hook_clients[BK_HOOK_SLOTS];
 } bk_runtime;
 
 /// The life of a state, one state machine (Swift's `LuaStateLife` names it): open, then closing
@@ -310,10 +332,59 @@ void bk_frozen_push_copied_view(lua_State *to, int contents, lua_Integer id);
 /// `report`); any other write calls `general(t, k, v)`. Yieldable.
 int bk_push_observed_write(lua_State *L);
 
+// MARK: - The hook hub (Hook.c)
+//
+// The one lua_Hook of a bridge state: the sandbox's limits, the profiler, the debugger and a
+// script's own debug.sethook share it, and no one else calls lua_sethook. While LUA_MASKCOUNT or
+// LUA_MASKLINE is on, every Lua instruction goes through Lua's hook check (about 2x slower), so
+// the hub asks for them only while someone needs them; a client that must notice a flag soon
+// pokes instead (bk_hook_poke): one count event for every client at the next instruction.
+
+/// Attaches `fn` in `slot` of L's state: it gets the events in `mask` on every thread of the state
+/// (count events at least every `count` instructions). Installs the hub on L now and on other
+/// coroutines at their next resume or hook. Call on the thread that runs the state, with it
+/// locked. Replaces what the slot held.
+void bk_hook_attach(lua_State *L, int slot, bk_hook_fn fn, void *context, int mask, int count);
+/// Detaches the slot; threads drop the hub at their next hook once nothing needs it.
+void bk_hook_detach(lua_State *L, int slot);
+/// Events wanted on thread L only, on top of the state-wide ones, delivered to the debugger slot
+/// (line events inside a function that has breakpoints, or while stepping in that thread). Call
+/// from inside a hook on L, or on the thread running L; 0 removes them. They stay on L across
+/// yields and resumes until changed or until the debugger detaches.
+void bk_hook_thread_extra(lua_State *L, int mask);
+/// Sets L's hook to what the state needs now (after a change of the limits).
+void bk_hook_refresh(lua_State *L);
+/// The next instruction of L raises a count event (the limits are checked at once).
+void bk_hook_count_soon(lua_State *L);
+/// bk_hook_count_soon from another thread (lua_sethook is meant to be called asynchronously).
+void bk_hook_count_soon_async(lua_State *L);
+/// Async-signal-safe, on the OS thread that runs Lua (a profiler's SIGPROF handler): one count
+/// event for every client at the next instruction of the Lua thread running here. Returns 0 when
+/// no Lua of a bridge state runs on this OS thread now.
+int bk_hook_poke_here(void);
+/// From any thread: the same for the state `rt`, wherever it runs (its OS thread gets SIGURG, whose
+/// handler pokes); a state that runs no Lua now gets the event when it next enters Lua.
+void bk_hook_poke(bk_runtime *rt);
+/// The Lua thread (main or coroutine) of a bridge state running on this OS thread, or NULL.
+/// Async-signal-safe.
+lua_State *bk_hook_running(void);
+/// Records L as the Lua thread running on this OS thread (bk_pcall, bk_resume); returns the one
+/// to give back to bk_hook_leave.
+lua_State *bk_hook_enter(lua_State *L);
+void bk_hook_leave(lua_State *L, lua_State *previous);
+/// Replaces coroutine.resume/wrap (the hub follows each resumed coroutine) and debug.sethook/
+/// gethook (a script's hook is kept per thread and called by the hub, beside the bridge's).
+void bk_hook_install_library(lua_State *L);
+
 // MARK: - Sandbox limits (Limits.c)
 
-/// Installs the count hook that enforces `instruction_limit`, `deadline` and `interrupted` on `L`
-/// (coroutines created afterwards inherit it). Once a limit trips, every further Lua instruction
+/// Instructions between two count events of the limits.
+int bk_limits_step(const bk_runtime *rt);
+/// The limits at a count event of the hub: counts, and raises once a limit has tripped.
+void bk_limits_count(lua_State *L, bk_runtime *rt);
+
+/// Has the hub enforce `instruction_limit`, `deadline` and `interrupted` on the state of `L` (every
+/// thread, from its next resume). Once a limit trips, every further Lua instruction
 /// raises the same error until `bk_reset_limits`, so a script cannot catch it and go on.
 void bk_sethooks(lua_State *L);
 /// Starts a new budget: no instructions used, the deadline `time_limit` from now, no interrupt.
