@@ -17,9 +17,11 @@
 #include <signal.h>
 #include <string.h>
 
-// The Lua thread of a bridge state that runs on this OS thread, for signal handlers (initial-exec:
-// reading it never allocates, also in bk.so).
-static __thread lua_State *bk_running __attribute__((tls_model("initial-exec"))) = NULL;
+// The Lua thread of a bridge state that runs on this OS thread, for signal handlers. Not
+// initial-exec: bk.so (the Swift runtime linked in) would not fit in the static TLS block left for
+// dlopen. A signal handler reads it only on a thread that wrote it first (bk_hook_enter, before
+// `os_thread` names that thread), so its TLS block already exists and the read never allocates.
+static __thread lua_State *bk_running = NULL;
 
 static const int bk_event_masks[] = {LUA_MASKCALL, LUA_MASKRET, LUA_MASKLINE, LUA_MASKCOUNT, LUA_MASKCALL};
 

@@ -161,6 +161,18 @@ test("freeze: bk's reading helpers read what the view shows; the in-place ones r
   local fd = bk.freeze(bk.dictionary({ k = 1 }))
   eq(fd.map, nil)
   eq(fd:bk_map(function(_, v) return v + 1 end).k, 2)
+  -- contains reads: a frozen set answers it; add and remove write, and refuse.
+  for _, make in ipairs({ bk.set, bk.orderedSet }) do
+    local fs = bk.freeze(make({ "a", "b" }))
+    eq(fs:contains("a"), true)
+    eq(fs:contains("z"), false)
+    raises("bad argument #1 to 'add' (the table is frozen and cannot be changed)", fs.add, fs, "c")
+    raises("bad argument #1 to 'remove' (the table is frozen and cannot be changed)", fs.remove, fs, "a")
+    eq(fs:contains("c"), false)
+  end
+  local fi = bk.freeze(bk.indexSet({ 1, 5 }))
+  eq(fi:contains(5), true)
+  eq(fi:contains(2), false)
 end)
 
 test("freeze: finalizers that freeze while a freeze collects", function()

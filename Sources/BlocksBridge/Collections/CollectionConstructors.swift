@@ -84,7 +84,9 @@ enum CollectionConstructors {
     enum Membership { case add, remove, contains }
 
     static func membership(_ stack: LuaStack, _ operation: Membership) throws(LuaRaise) -> Int32 {
-        let kind = try stack.checkCollection(1)
+        // contains reads: a frozen set answers for what it shows (its contents, a copy of the set).
+        let frozen = operation == .contains && stack.isFrozenView(1)
+        let kind = operation == .contains ? try stack.checkCollectionContents(1) : try stack.checkCollection(1)
         if operation != .contains { try stack.checkNotFrozen(1) }
         try stack.checkAny(2)
         stack.top = 2
@@ -92,7 +94,11 @@ enum CollectionConstructors {
         case .set, .orderedSet:
             // The membership is the set table's own: a table that only carries a set's metatable has
             // none, and is refused rather than sharing another set's.
-            guard stack.pushMembers(of: 1) else { throw .argument(1, "set expected, got table") }
+            if !stack.pushMembers(of: 1) {
+                guard frozen else { throw .argument(1, "set expected, got table") }
+                stack.pop()
+                stack.indexFrozenSetContents(1)
+            }
             switch operation {
             case .add:
                 try stack.argCheck(!stack.isNoneOrNil(2), 2, "element must not be nil")

@@ -67,6 +67,29 @@ extension LuaStack {
         return found
     }
 
+    /// Gives the contents of a frozen set at `index` (a copy made by `bk.freeze`, which has the
+    /// set's kind but no membership) a membership table of its elements, and pushes it. The
+    /// contents never change, so it is built once, at the first `contains`.
+    func indexFrozenSetContents(_ index: Int32) {
+        let index = absolute(index)
+        let count = listCount(index)
+        pushNewTable(recordCount: Int32(clamping: count))
+        let members = top
+        var position: Int64 = 1
+        while position <= count {
+            rawGet(index, position)
+            if type(at: -1) != .nil && !isNaN(-1) {
+                push(true)
+                rawSet(members)
+            } else {
+                pop()
+            }
+            position += 1
+        }
+        pushCopy(of: members)
+        setMembers(of: index)
+    }
+
     /// Appends the value at `value` to the set at `set` unless it is already a member.
     /// `members` is the set's membership table. Returns true when added.
     @discardableResult
