@@ -74,6 +74,15 @@ function api.deepEq(a, b, message)
   end
 end
 
+-- Writes `contents` to a fresh temporary file; returns its path (the caller removes it).
+function api.tempFile(contents)
+  local path = os.tmpname()
+  local file = assert(io.open(path, "w"))
+  file:write(contents)
+  file:close()
+  return path
+end
+
 -- Runs a shell command; returns its combined output and exit status.
 function api.shell(command)
   local handle = assert(io.popen(command .. " 2>&1; echo \"<exit:$?>\""))

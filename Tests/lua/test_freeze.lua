@@ -295,11 +295,7 @@ io.stdout:write("done\n")
 ]]
 
 local function scriptFile()
-  local path = os.tmpname()
-  local file = assert(io.open(path, "w"))
-  file:write(NOTE_SCRIPT)
-  file:close()
-  return path
+  return tempFile(NOTE_SCRIPT)
 end
 
 local function checkNote(out)

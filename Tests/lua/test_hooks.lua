@@ -5,16 +5,9 @@
 
 local BKLUA = assert(os.getenv("BKLUA"), "BKLUA must name the bklua binary")
 
-local function script(source)
-  local path = os.tmpname()
-  local f = assert(io.open(path, "w"))
-  f:write(source)
-  f:close()
-  return path
-end
 
 local function both(source)
-  local path = script(source)
+  local path = tempFile(source)
   local ours, ourCode = shell(BKLUA .. " " .. path)
   local stock, stockCode = shell("lua5.4 " .. path)
   os.remove(path)
@@ -124,7 +117,7 @@ test("a script's hook runs beside the limits' hook, with the same events as with
     debug.sethook()
     print(lines, counts)
   ]]
-  local path = script(source)
+  local path = tempFile(source)
   local plain = shell(BKLUA .. " " .. path)
   local limited = shell(BKLUA .. " --instruction-limit 100000000 --time-limit 60 " .. path)
   local stock = shell("lua5.4 " .. path)
