@@ -213,7 +213,8 @@ static void characters(void *ctx, const xmlChar *text, int length) {
 
 static void processingInstruction(void *ctx, const xmlChar *target, const xmlChar *data) {
     const char *strings[2] = {(const char *)target, (const char *)data};
-    intptr_t lengths[2] = {(intptr_t)strlen((const char *)target), data != NULL ? (intptr_t)strlen((const char *)data) : 0};
+    intptr_t lengths[2] = {(intptr_t)strlen((const char *)target),
+                           data != NULL ? (intptr_t)strlen((const char *)data) : 0};
     send(ctx, PROCESSING_INSTRUCTION, strings, lengths, 2, 0);
 }
 

@@ -49,9 +49,10 @@ enum XMLParserPlugin {
             }
             if error[0] != 0 { failures.append(text(error)) }
         }
-        let module = failures.isEmpty ? "no \(Self.module) module on package.cpath" : failures.joined(separator: "; ")
+        let module = failures.isEmpty
+            ? "no \(Self.module) module on package.cpath" : failures.joined(separator: "; ")
         return .failure(LuaError.Message(
-            text: "bk.XMLParser needs the bkxml product: \(reason); \(module) (the blocksbridge-xml rock)"))
+            text: "bk.XMLParser needs the bkxml product: \(reason), and \(module) (the blocksbridge-xml rock)"))
     }
 
     /// Where `require "bk.xml"` looks: each template of `package.cpath` (read raw) with `bk/xml`.
@@ -62,7 +63,9 @@ enum XMLParserPlugin {
         guard stack.rawGet(-1, field: "package") == .table, stack.rawGet(-1, field: "cpath") == .string,
               let cpath = stack.toString(-1) else { return [] }
         let name = module.split(separator: ".").joined(separator: "/")
-        return cpath.split(separator: ";").map { $0.split(separator: "?", omittingEmptySubsequences: false).joined(separator: name) }
+        return cpath.split(separator: ";").map { template in
+            template.split(separator: "?", omittingEmptySubsequences: false).joined(separator: name)
+        }
     }
 
     private static func text(_ error: [CChar]) -> String {
