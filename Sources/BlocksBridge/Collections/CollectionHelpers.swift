@@ -8,12 +8,16 @@ import CLuaShim
 /// The hot simple helpers (each, map, reduce / reduceInteger / reduceFloat, select / reject without
 /// set membership, and the searches match / any / all / none) take the C fast path (`LuaBlock.drive`, run by the trampoline after the Swift frame returned; its blocks may
 /// yield): measured, a protected call per element from Swift, or a Swift step per element called
-/// from the C driver, both cost ~1.5-2x a hand-written Lua loop.
+/// from the C driver, both cost ~1.5-2x a hand-written Lua loop. Over lists, each, map, select,
+/// reject and reduce continue into a Lua walk instead (`ListWalks`): a Lua->Lua call per element
+/// costs less than the C walk's C->Lua one.
 enum CollectionHelpers {
     static func each(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
         let kind = try stack.checkCollectionContents(1)
         let block = try LuaBlock(stack, argument: 2)
-        return block.drive(LuaCollection(stack, 1, kind: kind), BK_WALK_DISCARD)
+        let collection = LuaCollection(stack, 1, kind: kind)
+        if let status = block.continueWithListWalk("each", over: collection) { return status }
+        return block.drive(collection, BK_WALK_DISCARD)
     }
 
     static func match(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
@@ -28,8 +32,11 @@ enum CollectionHelpers {
         let kind = try stack.checkCollectionContents(1)
         let block = try LuaBlock(stack, argument: 2)
         var result = CollectionBuilder(stack, kind: kind)
-        if kind == .array || kind == .dictionary {  // no membership to keep: the C fast path
-            return block.drive(LuaCollection(stack, 1, kind: kind), keeping ? BK_WALK_KEEP : BK_WALK_DROP,
+        if kind == .array || kind == .dictionary {  // no membership to keep: a Lua or C walk
+            let collection = LuaCollection(stack, 1, kind: kind)
+            if let status = block.continueWithListWalk(keeping ? "select" : "reject", over: collection,
+                                                       slots: result.table) { return status }
+            return block.drive(collection, keeping ? BK_WALK_KEEP : BK_WALK_DROP,
                                result: result.table, returning: result.table)
         }
         try CollectionAlgorithms.filter(LuaCollection(stack, 1, kind: kind), keeping: keeping, block.test) {
@@ -46,8 +53,10 @@ enum CollectionHelpers {
         let result = CollectionBuilder(stack, kind: kind.isList ? .array : .dictionary,
                                        arrayCount: Int32(clamping: count))
         stack.pushNull()
-        return block.drive(LuaCollection(stack, 1, kind: kind), BK_WALK_MAP, result: result.table, null: stack.top,
-                           returning: result.table)
+        let null = stack.top
+        let collection = LuaCollection(stack, 1, kind: kind)
+        if let status = block.continueWithListWalk("map", over: collection, slots: result.table, null) { return status }
+        return block.drive(collection, BK_WALK_MAP, result: result.table, null: null, returning: result.table)
     }
 
     static func reduce(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
@@ -56,8 +65,9 @@ enum CollectionHelpers {
         let block = try LuaBlock(stack, argument: 3)
         stack.pushCopy(of: 2)
         let accumulator = stack.top
-        return block.drive(LuaCollection(stack, 1, kind: kind), BK_WALK_FOLD, prefix: accumulator,
-                           returning: accumulator)
+        let collection = LuaCollection(stack, 1, kind: kind)
+        if let status = block.continueWithListWalk("reduce", over: collection, slots: accumulator) { return status }
+        return block.drive(collection, BK_WALK_FOLD, prefix: accumulator, returning: accumulator)
     }
 
     /// reduceInteger / reduceFloat: the accumulator is a number; each step's result must be a
