@@ -248,6 +248,12 @@ int bk_errorreport(lua_State *L);
 /// first and refuses, naming itself (Tasks.c). C, not Swift: it is on bk.async's and bk.await's path.
 int bk_stateclosing(lua_State *L);
 
+/// lua_CFunction (result, count, source, i, n) -> count', stop: the toolbox's flatten by one level
+/// (ToolboxSplice.c): appends source[i..n] to result after `count`, each table with no metatable
+/// and a first element by its elements up to the first nil (raw); stops at the first table with a
+/// metatable, whose position it returns (n + 1 when it reached the end).
+int bk_toolbox_splice(lua_State *L);
+
 /// Installs the panic and warning functions luaL_newstate would (warnings start off; "@on"/"@off").
 void bk_setdefaulthandlers(lua_State *L);
 
