@@ -19,7 +19,10 @@ func toolboxBenchmarks(count: Int) throws -> [Benchmark] {
         for i = 1, n do d["k" .. i] = i end
         for i = 1, n // 2 do nested[i] = { i, i } end
         for i = 1, n do other[i] = i + n // 2 end
-        local list, shuffledList = List(t), List(shuffled)
+        -- List(x) gives x itself the List metatable: the Lists are copies, so bk reads plain tables
+        -- (a table with a foreign metatable is copied raw first).
+        local function copy(a) local c = {} for i = 1, #a do c[i] = a[i] end return c end
+        local list, shuffledList = List(copy(t)), List(copy(shuffled))
         local less = function(a, b) return a < b end
         local key = function(x) return -x end
         local byKey = function(a, b) return key(a) < key(b) end

@@ -477,15 +477,15 @@ local function inFreshStates(script)
   local quoted = "'" .. script:gsub("'", "'\\''") .. "'"
   local runs = {}
   local bklua = os.getenv("BKLUA")
-  if bklua then runs[#runs + 1] = bklua .. " -e " .. quoted end
+  if bklua then runs[#runs + 1] = "timeout 120 " .. bklua .. " -e " .. quoted end
   local dir = os.getenv("BK_MODULE_DIR")
   if dir then
-    runs[#runs + 1] = "LUA_CPATH='" .. dir .. "/?.so;;' " .. (os.getenv("LUA") or "lua5.4") .. " -e " .. quoted
+    runs[#runs + 1] = "LUA_CPATH='" .. dir .. "/?.so;;' timeout 120 " .. (os.getenv("LUA") or "lua5.4") .. " -e " .. quoted
   end
   ok(#runs > 0, "BKLUA or BK_MODULE_DIR must be set")
   local outputs = {}
   for _, command in ipairs(runs) do
-    local out, code = shell("timeout 120 " .. command)
+    local out, code = shell(command)
     eq(code, 0, out)
     outputs[#outputs + 1] = out
   end

@@ -8,16 +8,15 @@ import CLuaShim
 /// The hot simple helpers (each, map, reduce / reduceInteger / reduceFloat, select / reject without
 /// set membership, and the searches match / any / all / none) take the C fast path (`LuaBlock.drive`, run by the trampoline after the Swift frame returned; its blocks may
 /// yield): measured, a protected call per element from Swift, or a Swift step per element called
-/// from the C driver, both cost ~1.5-2x a hand-written Lua loop. Over lists, each, map, select,
-/// reject and reduce continue into a Lua walk instead (`ListWalks`): a Lua->Lua call per element
-/// costs less than the C walk's C->Lua one.
+/// from the C driver, both cost ~1.5-2x a hand-written Lua loop. Over lists, select, reject and
+/// reduce continue into a Lua walk instead (`ListWalks`): a Lua->Lua call per element costs less
+/// than the C walk's C->Lua one, and they were the ones slower than Penlight (each and map, already
+/// faster, keep the C walk and its frame checks, which Tests/lua/hardening/walk_frames.lua asserts).
 enum CollectionHelpers {
     static func each(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
         let kind = try stack.checkCollectionContents(1)
         let block = try LuaBlock(stack, argument: 2)
-        let collection = LuaCollection(stack, 1, kind: kind)
-        if let status = block.continueWithListWalk("each", over: collection) { return status }
-        return block.drive(collection, BK_WALK_DISCARD)
+        return block.drive(LuaCollection(stack, 1, kind: kind), BK_WALK_DISCARD)
     }
 
     static func match(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
@@ -53,10 +52,8 @@ enum CollectionHelpers {
         let result = CollectionBuilder(stack, kind: kind.isList ? .array : .dictionary,
                                        arrayCount: Int32(clamping: count))
         stack.pushNull()
-        let null = stack.top
-        let collection = LuaCollection(stack, 1, kind: kind)
-        if let status = block.continueWithListWalk("map", over: collection, slots: result.table, null) { return status }
-        return block.drive(collection, BK_WALK_MAP, result: result.table, null: null, returning: result.table)
+        return block.drive(LuaCollection(stack, 1, kind: kind), BK_WALK_MAP, result: result.table, null: stack.top,
+                           returning: result.table)
     }
 
     static func reduce(_ stack: LuaStack) throws(LuaRaise) -> Int32 {

@@ -1,5 +1,4 @@
--- The Lua walks of the hot collection helpers (bk.each, bk.map, bk.select, bk.reject, bk.reduce)
--- over list kinds: CollectionHelpers checks the arguments and lays out the result in Swift, then
+-- The Lua walks of bk.select, bk.reject and bk.reduce over list kinds: CollectionHelpers checks the arguments and lays out the result in Swift, then
 -- continues into one of these once its Swift frame is gone (BK_CONTINUE_CALL, ListWalks.swift), so
 -- each block is called Lua->Lua, cheaper than the C walk's C->Lua call per element (Walk.c), and a
 -- block may still yield (suspend its task) and raise any value unchanged.
@@ -48,27 +47,6 @@ function walks.reduce(t, n, f, a)
     a = f(a, v)
   end
   return a
-end
-
---- map(t, n, f, r, null): `r[i] = f(t[i])`, a nil answer kept as `null`.
-function walks.map(t, n, f, r, null)
-  for i = 1, n do
-    local v = t[i]
-    if v == nil then break end
-    v = f(v)
-    if v == nil then v = null end
-    r[i] = v
-  end
-  return r
-end
-
---- each(t, n, f): calls `f` on every element.
-function walks.each(t, n, f)
-  for i = 1, n do
-    local v = t[i]
-    if v == nil then break end
-    f(v)
-  end
 end
 
 return walks

@@ -1,5 +1,5 @@
 /// The Lua walks of the hot helpers over lists (`ListWalks.lua`), loaded once per state on first
-/// use: `bk.select`, `bk.reject`, `bk.reduce`, ... check their arguments and lay out their result
+/// use: `bk.select`, `bk.reject` and `bk.reduce` check their arguments and lay out their result
 /// in Swift, then continue into a walk (`LuaBlock.continueWithListWalk`) once their Swift frame is
 /// gone. Measured against Penlight's plain Lua loops (1e6 elements), a Lua->Lua call per element
 /// beats the C walk's C->Lua call (`Walk.c`), which stays for dictionaries, lists with a foreign
