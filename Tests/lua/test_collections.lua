@@ -761,13 +761,13 @@ test("a list with a foreign metatable is still read raw (its __index never runs)
   -- Such lists keep the C walk (raw reads): in Lua, t[i] at the hole would ask __index.
   local asked = 0
   local meta = { __index = function(_, k) asked = asked + 1 return k * 10 end }
-  local function list() return setmetatable({ 1, 2, nil, 4 }, meta) end
+  local function make() return setmetatable({ 1, 2, nil, 4 }, meta) end
   local all = function() return true end
-  eq(#bk.select(list(), all), 2)
-  eq(#bk.reject(list(), function() return false end), 2)
-  eq(#bk.map(list(), function(x) return x end), 2)
+  eq(#bk.select(make(), all), 2)
+  eq(#bk.reject(make(), function() return false end), 2)
+  eq(#bk.map(make(), function(x) return x end), 2)
   local seen = 0
-  bk.each(list(), function() seen = seen + 1 end)
+  bk.each(make(), function() seen = seen + 1 end)
   eq(seen, 2)
   eq(bk.reduce(list(), 0, function(a, x) return a + x end), 3)
   eq(asked, 0)

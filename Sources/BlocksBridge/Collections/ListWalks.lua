@@ -1,7 +1,8 @@
--- The Lua walks of bk.select, bk.reject and bk.reduce over list kinds: CollectionHelpers checks the arguments and lays out the result in Swift, then
--- continues into one of these once its Swift frame is gone (BK_CONTINUE_CALL, ListWalks.swift), so
--- each block is called Lua->Lua, cheaper than the C walk's C->Lua call per element (Walk.c), and a
--- block may still yield (suspend its task) and raise any value unchanged.
+-- The Lua walks of bk.select, bk.reject and bk.reduce over list kinds: CollectionHelpers checks
+-- the arguments and lays out the result in Swift, then continues into one of these once its Swift
+-- frame is gone (BK_CONTINUE_CALL, ListWalks.swift), so each block is called Lua->Lua, cheaper
+-- than the C walk's C->Lua call per element (Walk.c), and a block may still yield (suspend its
+-- task) and raise any value unchanged.
 --
 -- Each gets (t, n, f, ...): the list `t`, which has no metatable or a bk kind's (a read `t[i]` of a
 -- present position is raw; a list with any other metatable takes the C walk, which reads raw); `n`,
