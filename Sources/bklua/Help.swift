@@ -17,6 +17,12 @@ enum Help {
           --memory-limit BYTES      cap Lua's memory
           --instruction-limit N     stop the run after N instructions
           --time-limit SECONDS      stop the run after SECONDS of wall-clock time
+          --profile[=FILE]          sample the Lua stacks by CPU time (main code, tasks, workers);
+                                    at exit write FILE (.svg: an interactive flame graph, the
+                                    default bklua-profile.svg; .folded: collapsed stacks for
+                                    flamegraph.pl, inferno, speedscope) and print the ten functions
+                                    with the most samples on stderr
+          --profile-rate=N          samples per second of CPU time (default 1000)
           --help                    show this help (first argument only)
           --annotations             print the bk module's LuaLS annotations (first argument only)
 

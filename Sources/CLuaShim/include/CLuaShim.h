@@ -25,6 +25,7 @@
 #include "CLuaShimLoop.h"  // the event loop's system calls
 #include "CLuaShimPlugin.h"  // libraries loaded at first use (libbkxml.so)
 #include "CLuaShimTraceback.h"  // bk_luatraceback
+#include "CLuaShimProfiler.h"  // the sampling profiler
 
 // MARK: - Per-state runtime data shared by C and Swift
 
@@ -70,6 +71,7 @@ typedef struct bk_runtime {
     void *base_ud;
     void *reserve;                // emergency reserve, freed when an allocation inside Swift fails
     int reserve_spent;            // the reserve was used: the trampoline raises "not enough memory"
+    bk_runtime_profiling profiling;  // the sampling profiler (ProfilerSampler.c)
     // The hook hub (Hook.c).
     int limits_hooked;            // the limits' count events are wanted (a sandbox, a limit, an
                                   // interrupt asked for); atomic: set from other threads
