@@ -391,6 +391,7 @@ int bk_pcall(lua_State *L, int nargs, int nresults, int msgh) {
 }
 
 int bk_resume(lua_State *co, lua_State *from, int nargs, int *nresults) {
+    bk_hook_prepare(co);  // a coroutine made before a hook client attached gets the hub
     bk_lua_entry entry = bk_enter_lua(co);
     int status = lua_resume(co, from, nargs, nresults);
     bk_leave_lua(entry);

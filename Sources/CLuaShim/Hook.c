@@ -27,6 +27,19 @@ static const int bk_event_masks[] = {LUA_MASKCALL, LUA_MASKRET, LUA_MASKLINE, LU
 
 static void bk_hub(lua_State *L, lua_Debug *ar);
 
+// Countdowns restarted (lua_sethook restarts the count) between two count events of the limits,
+// after which the next instruction is checked: a loop that changes hooks (debug.sethook(f, "l")
+// debug.sethook()) would otherwise restart the count before it ever ran out, and no limit or
+// interrupt would stop it.
+#define BK_RESTARTS_BEFORE_CHECK 64
+
+// Another's hook on L (the REPL's Ctrl-C stop hook, which puts back the one it replaced, or a
+// stock lua5.4's debug.sethook with bk.so): the hub leaves it alone.
+static int bk_foreign_hook(lua_State *L) {
+    lua_Hook hook = lua_gethook(L);
+    return hook != NULL && hook != bk_hub;
+}
+
 // MARK: - What a thread needs
 
 static int bk_wants_limits(const bk_runtime *rt) {
@@ -71,6 +84,7 @@ static lua_Integer bk_record_int(lua_State *L, int record, int field) {
 // Sets L's hook to what it needs now: the state-wide events, the script's own on L, and the
 // debugger's extra events on L (`keep`: the line/call/return bits to leave on, -1: as they are).
 static void bk_hub_apply(lua_State *L, bk_runtime *rt, int keep) {
+    if (bk_foreign_hook(L)) return;
     int count;
     int mask = bk_state_mask(rt, &count);
     int current = lua_gethook(L) == bk_hub ? lua_gethookmask(L) : 0;
@@ -86,7 +100,10 @@ static void bk_hub_apply(lua_State *L, bk_runtime *rt, int keep) {
         }
         lua_pop(L, 1);
     }
-    if (__atomic_load_n(&rt->hook_poked, __ATOMIC_RELAXED)) {
+    int limits = bk_wants_limits(rt);
+    if (__atomic_load_n(&rt->hook_poked, __ATOMIC_RELAXED) ||
+        (limits && (__atomic_load_n(&rt->interrupted, __ATOMIC_RELAXED) ||
+                    rt->hook_restarts >= BK_RESTARTS_BEFORE_CHECK))) {
         mask |= LUA_MASKCOUNT;
         count = 1;
     }
@@ -95,8 +112,10 @@ static void bk_hub_apply(lua_State *L, bk_runtime *rt, int keep) {
         if (lua_gethook(L) != NULL && lua_gethook(L) == bk_hub) lua_sethook(L, NULL, 0, 0);
         return;
     }
-    if (lua_gethook(L) != bk_hub || current != mask || lua_gethookcount(L) != count)
+    if (lua_gethook(L) != bk_hub || current != mask || lua_gethookcount(L) != count) {
+        if (current & LUA_MASKCOUNT) rt->hook_restarts++;
         lua_sethook(L, bk_hub, mask, count);
+    }
 }
 
 // MARK: - The hook
@@ -141,6 +160,7 @@ static void bk_hub(lua_State *L, lua_Debug *ar) {
     int event_mask = bk_event_masks[ar->event];
     int poked = 0;
     if (ar->event == LUA_HOOKCOUNT) {
+        rt->hook_restarts = 0;
         poked = __atomic_exchange_n(&rt->hook_poked, 0, __ATOMIC_RELAXED);
         bk_limits_count(L, rt);  // raises once a limit trips (no client has run yet)
     }
@@ -196,9 +216,14 @@ static void bk_hub_prepare(lua_State *co, bk_runtime *rt) {
     if (wanted || lua_gethook(co) == bk_hub) bk_hub_apply(co, rt, -1);
 }
 
+void bk_hook_prepare(lua_State *co) {
+    bk_runtime *rt = bk_runtime_of(co);
+    if (rt != NULL) bk_hub_prepare(co, rt);
+}
+
 void bk_hook_count_soon(lua_State *L) {
     bk_runtime *rt = bk_runtime_of(L);
-    if (rt == NULL || (lua_gethook(L) != bk_hub && !bk_wants_limits(rt))) return;
+    if (rt == NULL || bk_foreign_hook(L) || (lua_gethook(L) != bk_hub && !bk_wants_limits(rt))) return;
     int mask = lua_gethook(L) == bk_hub ? lua_gethookmask(L) : 0;
     lua_sethook(L, bk_hub, mask | LUA_MASKCOUNT, 1);  // the next count event puts the step back
 }
@@ -207,6 +232,7 @@ void bk_hook_count_soon_async(lua_State *L) {
     // From another thread (a worker told to stop): lua_sethook is meant to be called
     // asynchronously (lua.c calls it from a signal handler). Only L itself gets it; a coroutine
     // running inside L stops once it yields or returns to L.
+    if (bk_foreign_hook(L)) return;  // the interrupt stays pending: the hub sees it when back
     int mask = lua_gethook(L) == bk_hub ? lua_gethookmask(L) : 0;
     lua_sethook(L, bk_hub, mask | LUA_MASKCOUNT, 1);
 }
@@ -243,6 +269,7 @@ int bk_hook_poke_here(void) {
     bk_runtime *rt = bk_runtime_of(L);
     if (rt == NULL) return 0;
     __atomic_store_n(&rt->hook_poked, 1, __ATOMIC_RELAXED);
+    if (bk_foreign_hook(L)) return 1;  // the poke stays pending: the hub sees it when back
     // As lua.c's SIGINT handler: lua_sethook is meant to be called asynchronously on L's thread.
     int mask = lua_gethook(L) == bk_hub ? lua_gethookmask(L) : 0;
     lua_sethook(L, bk_hub, mask | LUA_MASKCOUNT, 1);
@@ -299,13 +326,11 @@ static int bk_db_sethook(lua_State *L) {
     if (!off) {
         const char *smask = luaL_checkstring(L, arg + 2);
         luaL_checktype(L, arg + 1, LUA_TFUNCTION);
-        count = luaL_optinteger(L, arg + 3, 0);
+        count = (int)luaL_optinteger(L, arg + 3, 0);  // as Lua's: 2^32 + 3 is 3, -5 stays (no events)
         if (strchr(smask, 'c')) mask |= LUA_MASKCALL;
         if (strchr(smask, 'r')) mask |= LUA_MASKRET;
         if (strchr(smask, 'l')) mask |= LUA_MASKLINE;
         if (count > 0) mask |= LUA_MASKCOUNT;
-        if (count > INT_MAX) count = INT_MAX;
-        if (count < 0) count = 0;
         off = mask == 0;
     }
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_script_hooks_key) != LUA_TTABLE) {

@@ -63,6 +63,28 @@ private let countingClient: bk_hook_fn = { L, ar, context in
         #expect(events.calls == before)
     }
 
+    @Test func aCoroutineMadeBeforeAClientAttachedGetsItsEventsWhenSwiftResumesIt() throws {
+        // bk_resume (Swift's resume) prepares the coroutine as the hub's coroutine.resume does.
+        let state = try scriptingState()
+        let events = HookEvents()
+        let context = Unmanaged.passRetained(events)
+        defer { context.release() }
+        try state.run("early = coroutine.create(function() local function f() end for i = 1, 10 do f() end end)")
+        bk_hook_attach(state.stack.L, Int32(BK_HOOK_PROFILER.rawValue), countingClient, context.toOpaque(), maskCall, 0)
+        defer { bk_hook_detach(state.stack.L, Int32(BK_HOOK_PROFILER.rawValue)) }
+        let L = state.stack.L
+        let top = lua_gettop(L)
+        lua_rawgeti(L, LuaStack.registryIndex, lua_Integer(LUA_RIDX_GLOBALS))
+        lua_pushstring(L, "early")
+        lua_rawget(L, -2)
+        let co = lua_tothread(L, -1)
+        #expect(co != nil)
+        var results: Int32 = 0
+        if let co { #expect(bk_resume(co, L, 0, &results) == LUA_OK) }
+        lua_settop(L, top)
+        #expect(events.calls >= 10, "\(events.calls) call events in a coroutine resumed by Swift")
+    }
+
     @Test func aPokeFromAnotherThreadReachesTheRunningCoroutine() throws {
         let state = try LuaState(sandbox: Sandbox(timeLimit: .seconds(30), safeLibraries: false))
         let events = HookEvents()

@@ -51,6 +51,52 @@ test("a script's debug.sethook does not switch off --time-limit or --instruction
   ok(out:find("time limit exceeded", 1, true), out)
 end)
 
+test("changing hooks in a loop does not keep the limits or a cancel from stopping it", function()
+  -- Each lua_sethook restarts the count, so a loop that changed its hook more often than every
+  -- 1000 instructions never reached a count event: no limit or interrupt was ever checked.
+  local loops = {
+    [[local f = function() end while true do debug.sethook(f, "l") debug.sethook() end]],
+    [[local f = function() end while true do debug.sethook(f, "c", 5000) debug.sethook(f, "r", 3000) end]],
+    [[coroutine.wrap(function() local f = function() end
+        while true do debug.sethook(f, "l") debug.sethook() end end)()]],
+    [[bk.await(bk.async(function() local f = function() end
+        while true do debug.sethook(f, "l") debug.sethook() end end))]],
+  }
+  for _, loop in ipairs(loops) do
+    local chunk = string.format("%q", loop)
+    local out, code = shell("timeout 20 " .. BKLUA .. " --time-limit 0.3 -e " .. chunk)
+    eq(code, 1, loop)
+    ok(out:find("time limit exceeded", 1, true), loop .. ": " .. out)
+    out, code = shell("timeout 20 " .. BKLUA .. " --instruction-limit 20000 -e " .. chunk)
+    eq(code, 1, loop)
+    ok(out:find("instruction limit exceeded", 1, true), loop .. ": " .. out)
+  end
+  -- A worker's cancel (an interrupt set from another thread).
+  local chunk = string.format("%q", [[local w = bk.worker(function() local f = function() end
+      while true do debug.sethook(f, "l") debug.sethook() end end)
+    bk.sleep(0.2) w:cancel() print(pcall(bk.await, w))]])
+  local out, code = shell("timeout 20 " .. BKLUA .. " -e " .. chunk)
+  eq(code, 0, out)
+  eq(out, "false\tcancelled\n")
+end)
+
+test("debug.sethook's count is an int as in Lua: negative or past 2^31 it wraps, as stock's", function()
+  sameAsStock([[
+    local f = function() end
+    debug.sethook(f, "l", -5)
+    print(select(2, debug.gethook()))
+    debug.sethook(f, "", -5)
+    print(debug.gethook())
+    debug.sethook(f, "l", 2^31)
+    print(select(2, debug.gethook()))
+    local n = 0
+    debug.sethook(function() n = n + 1 end, "", 2^32 + 3)
+    for i = 1, 100 do end
+    debug.sethook()
+    print(n)
+  ]])
+end)
+
 test("debug.sethook and debug.gethook behave as Lua's own", function()
   local out = sameAsStock([[
     local events = {}

@@ -424,6 +424,26 @@ def ctrl_c_interrupts_running_code_and_clears_the_line():
 
 
 @case
+def ctrl_c_that_lands_in_a_script_hook_still_interrupts():
+    """The stop hook Ctrl-C sets while the user's hook runs survives the hook hub's own update."""
+    s = start()
+    try:
+        # Nearly all the time is spent inside the hook, so that is where Ctrl-C lands.
+        answer(s, "function slow() local t = os.clock() + .02 repeat until os.clock() > t end", None)
+        answer(s, "debug.sethook(slow, 'l')", None)
+        s.send("while true do end\r")
+        s.expect(r"while true do end\n")
+        time.sleep(1)
+        s.send("\x03")
+        s.expect(r"interrupted!", timeout=10)
+        s.expect(r"\n> ")
+        answer(s, "debug.sethook()", None)
+        answer(s, "1 + 1", "2")
+    finally:
+        s.close()
+
+
+@case
 def await_at_the_prompt_and_ctrl_c_cancels_the_awaited_task():
     if not has("bk.await ~= nil"):
         print("  (skipped: no bk.await in this build)")

@@ -78,6 +78,7 @@ typedef struct bk_runtime {
     int hook_poked;               // atomic: one count event for every client is due (bk_hook_poke)
     int script_hooks;             // a script ever called debug.sethook (records are looked up)
     unsigned long os_thread;      // atomic: the pthread running this state's Lua now, or 0
+    int hook_restarts;            // count hooks restarted since the last count event (Hook.c)
     bk_hook_client hook_clients[BK_HOOK_SLOTS];
 } bk_runtime;
 
@@ -362,6 +363,10 @@ void bk_hook_detach(lua_State *L, int slot);
 void bk_hook_thread_extra(lua_State *L, int mask);
 /// Sets L's hook to what the state needs now (after a change of the limits).
 void bk_hook_refresh(lua_State *L);
+/// Before a coroutine is resumed from Swift (bk_resume; the hub's coroutine.resume/wrap do it
+/// themselves): it gets the hub when the state wants one (it may have been made before a client
+/// attached) and drops a stale one.
+void bk_hook_prepare(lua_State *co);
 /// The next instruction of L raises a count event (the limits are checked at once).
 void bk_hook_count_soon(lua_State *L);
 /// bk_hook_count_soon from another thread (lua_sethook is meant to be called asynchronously).
