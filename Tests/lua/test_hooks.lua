@@ -61,6 +61,8 @@ test("changing hooks in a loop does not keep the limits or a cancel from stoppin
         while true do debug.sethook(f, "l") debug.sethook() end end)()]],
     [[bk.await(bk.async(function() local f = function() end
         while true do debug.sethook(f, "l") debug.sethook() end end))]],
+    [[bk.parallelMap({1, 2, 3}, function() local f = function() end
+        while true do debug.sethook(f, "l") debug.sethook() end end)]],
   }
   for _, loop in ipairs(loops) do
     local chunk = string.format("%q", loop)
