@@ -168,7 +168,10 @@ void bk_debugger_set_functions(bk_debugger *d, const char *names, int count) {
 }
 
 void bk_debugger_set_exceptions(bk_debugger *d, int filters) {
+    pthread_mutex_lock(&d->lock);
     __atomic_store_n(&d->exceptions, filters, __ATOMIC_RELAXED);
+    d->gen++;  // the Lua thread's next event wraps pcall and xpcall when `all` asks for it
+    pthread_mutex_unlock(&d->lock);
 }
 
 int bk_debugger_exceptions(bk_debugger *d) { return __atomic_load_n(&d->exceptions, __ATOMIC_RELAXED); }
@@ -266,6 +269,77 @@ static int bk_dbg_wanted_mask(bk_debugger *d) {
 
 static void bk_dbg_hook(lua_State *L, lua_Debug *ar, void *context);
 
+// MARK: - pcall and xpcall seen by the "all" exception filter
+
+// An error caught by the script's pcall stops there only if someone looks before the stack unwinds:
+// a message handler. With the "all" filter on, the globals pcall and xpcall become these, which call
+// the xpcall they replaced with a handler that asks the debugger first (then the script's own).
+static const char bk_dbg_wrapped_key = 0;  // registry[&key] = true once the globals are wrapped
+
+static int bk_dbg_caught(lua_State *L) {
+    lua_settop(L, 1);
+    bk_debugger_exception(L, 0);
+    if (lua_isnone(L, lua_upvalueindex(1))) return 1;
+    lua_pushvalue(L, lua_upvalueindex(1));  // xpcall's own handler, with the value unchanged
+    lua_insert(L, 1);
+    lua_call(L, 1, 1);
+    return 1;
+}
+
+static int bk_dbg_return_all(lua_State *L, int status, lua_KContext ctx) {
+    (void)status;
+    (void)ctx;
+    return lua_gettop(L);
+}
+
+static int bk_dbg_pcall(lua_State *L) {
+    luaL_checkany(L, 1);
+    lua_pushvalue(L, lua_upvalueindex(1));  // the original xpcall
+    lua_insert(L, 1);
+    lua_pushcfunction(L, bk_dbg_caught);
+    lua_insert(L, 3);
+    lua_callk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, bk_dbg_return_all);
+    return lua_gettop(L);
+}
+
+static int bk_dbg_xpcall(lua_State *L) {
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, bk_dbg_caught, 1);
+    lua_replace(L, 2);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_callk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, bk_dbg_return_all);
+    return lua_gettop(L);
+}
+
+static void bk_dbg_wrap_protected_calls(lua_State *L, bk_debugger *d) {
+    if (!(__atomic_load_n(&d->exceptions, __ATOMIC_RELAXED) & BK_DEBUG_ALL) || !lua_checkstack(L, 4)) return;
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_dbg_wrapped_key) != LUA_TNIL) {
+        lua_pop(L, 1);
+        return;
+    }
+    lua_pop(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+    lua_pushliteral(L, "xpcall");
+    if (lua_rawget(L, -2) != LUA_TFUNCTION) {
+        lua_pop(L, 2);
+        return;
+    }
+    lua_pushvalue(L, -1);
+    lua_pushcclosure(L, bk_dbg_pcall, 1);
+    lua_pushliteral(L, "pcall");
+    lua_insert(L, -2);
+    lua_rawset(L, -4);
+    lua_pushcclosure(L, bk_dbg_xpcall, 1);
+    lua_pushliteral(L, "xpcall");
+    lua_insert(L, -2);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+    lua_pushboolean(L, 1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_dbg_wrapped_key);
+}
+
 // Calls the agent: agent(reason, detail, line). The agent decides (a condition, a log point) and,
 // when it stops, answers requests until the client resumes; it sets the next step itself.
 static void bk_dbg_call_agent(lua_State *L, bk_debugger *d, const char *reason, const char *detail, int line) {
@@ -293,6 +367,7 @@ static void bk_dbg_refresh(lua_State *L, bk_debugger *d) {
         bk_hook_attach(L, BK_HOOK_DEBUGGER, bk_dbg_hook, d, mask, BK_DEBUG_COUNT);
     }
     bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);  // the running function may have new lines
+    bk_dbg_wrap_protected_calls(L, d);
 }
 
 static void bk_dbg_on_line(lua_State *L, lua_Debug *ar, bk_debugger *d) {
@@ -405,6 +480,7 @@ void bk_debugger_attach(lua_State *L, bk_debugger *d, int stopOnEntry) {
     d->seen_gen = __atomic_load_n(&d->gen, __ATOMIC_RELAXED);
     d->attached_mask = bk_dbg_wanted_mask(d);
     bk_hook_attach(L, BK_HOOK_DEBUGGER, bk_dbg_hook, d, d->attached_mask, BK_DEBUG_COUNT);
+    bk_dbg_wrap_protected_calls(L, d);
     if (stopOnEntry) {
         d->entry = 1;
         d->step_mode = BK_STEP_IN;

@@ -356,6 +356,67 @@ print(table.concat(log, ","))
         c.close()
 
 
+EXCEPTIONS = """local ok, err = pcall(function()
+  error("caught one")                  -- CAUGHT
+end)
+local ok2 = pcall(bk.map, { 1, 2 }, function(x)
+  if x == 2 then error("in block") end   -- BLOCK
+  return x
+end)
+local function fail()
+  error({ code = 7 })                  -- FINAL
+end
+print("before the end", ok, ok2)
+fail()
+"""
+
+
+@case
+def exception_breakpoints_all_stop_where_errors_are_raised_even_caught_and_in_blocks():
+    path = script("exceptions.lua", EXCEPTIONS)
+    c = adapter()
+    try:
+        c.start(path, exceptions=["all"])
+        e = c.stopped("exception")
+        check("caught one" in e.get("text", ""), "caught: %r" % e)
+        check(c.frames()[0]["line"] == line_of(path, "CAUGHT"), "where raised: %r" % c.frames()[0])
+        c.request("continue", {"threadId": 1})
+        e = c.stopped("exception")
+        check("in block" in e.get("text", ""), "in bk.map's block: %r" % e)
+        f = c.frames()
+        check(f[0]["line"] == line_of(path, "BLOCK"), "in the block: %r" % f[0])
+        seen_final = False
+        for _ in range(4):
+            c.request("continue", {"threadId": 1})
+            e = c.stopped("exception")
+            if "uncaught" in e.get("description", ""):
+                seen_final = True
+                break
+        check(seen_final, "the uncaught error stops too")
+        check(c.frames()[0]["line"] == line_of(path, "FINAL"), "final: %r" % c.frames()[0])
+        check("error object" in e.get("text", ""), "a table error: %r" % e)
+        check(c.evaluate("1 + 1")["result"] == "2", "evaluate at an exception")
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 1, "exit status 1")
+        check("before the end\tfalse\tfalse" in c.output.get("stdout", ""), "pcall results unchanged: %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
+def exception_breakpoints_uncaught_ignore_errors_a_pcall_catches():
+    path = script("exceptions2.lua", EXCEPTIONS)
+    c = adapter()
+    try:
+        c.start(path, exceptions=["uncaught"])
+        e = c.stopped("exception")
+        check(c.frames()[0]["line"] == line_of(path, "FINAL"), "only the uncaught one: %r / %r" % (e, c.frames()[0]))
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 1, "exit status 1")
+    finally:
+        c.close()
+
+
 # ---------------------------------------------------------------------------------------------
 # TCP
 

@@ -578,7 +578,7 @@ local function entry(reason, detail, line)
         local level = levelOf(frames[1].offset)
         local _, value = getlocal(level - frames[1].offset + 1, 1)  -- the message handler's argument
         body.reason = "exception"
-        body.description = reason == "exception" and "uncaught error" or "error"
+        body.description = reason == "exception" and "uncaught error" or "error (a pcall or a helper catches it)"
         body.text = errorText(value)
     end
     host.stopped(json(body))

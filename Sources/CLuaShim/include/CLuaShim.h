@@ -25,7 +25,6 @@
 #include "CLuaShimLoop.h"  // the event loop's system calls
 #include "CLuaShimPlugin.h"  // libraries loaded at first use (libbkxml.so)
 #include "CLuaShimTraceback.h"  // bk_luatraceback
-#include "CLuaShimHookStub.h"  // TEMPORARY: the hook hub until Hook.c lands
 #include "CLuaShimDebugger.h"  // the debugger's hook client
 
 // MARK: - Per-state runtime data shared by C and Swift
