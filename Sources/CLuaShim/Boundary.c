@@ -457,6 +457,12 @@ int bk_recordtraceback(lua_State *L) {
     return bk_record(L);
 }
 
+int bk_hostcalltraceback(lua_State *L) {
+    lua_settop(L, 1);
+    bk_debugger_exception(L, 1);  // a debugger's "uncaught" exception breakpoint: nothing in Lua caught it
+    return bk_record(L);
+}
+
 static int bk_record(lua_State *L) {
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, 1)) {
         lua_settop(L, 1);  // already recorded deeper down (an error crossing several helpers)

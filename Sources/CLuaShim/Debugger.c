@@ -43,6 +43,7 @@ struct bk_debugger {
     int function_count;
     unsigned gen;     // bumped by every change of breakpoints
     bk_dbg_source *sources[BK_DEBUG_BUCKETS];
+    bk_runtime *rt;       // the attached state's (atomic): pokes for pause and new breakpoints
     int pause_requested;  // atomics
     int exceptions;
     // The Lua thread's own (no lock).
@@ -75,6 +76,13 @@ static int bk_dbg_compare(const void *a, const void *b) {
 }
 
 // MARK: - Breakpoints (any thread)
+
+// The hub gives the debugger a count event at the state's next instruction: there it takes the new
+// breakpoints or the pause (no count hook runs meanwhile: it would cost ~2x).
+static void bk_dbg_poke(bk_debugger *d) {
+    bk_runtime *rt = __atomic_load_n(&d->rt, __ATOMIC_ACQUIRE);
+    if (rt != NULL) bk_hook_poke(rt);
+}
 
 bk_debugger *bk_debugger_create(void) {
     bk_debugger *d = calloc(1, sizeof *d);
@@ -148,6 +156,7 @@ void bk_debugger_set_lines(bk_debugger *d, const char *path, const int *lines, i
     d->gen++;
     pthread_mutex_unlock(&d->lock);
     free(normal);
+    bk_dbg_poke(d);
 }
 
 void bk_debugger_set_functions(bk_debugger *d, const char *names, int count) {
@@ -165,6 +174,7 @@ void bk_debugger_set_functions(bk_debugger *d, const char *names, int count) {
     d->function_count = count;
     d->gen++;
     pthread_mutex_unlock(&d->lock);
+    bk_dbg_poke(d);
 }
 
 void bk_debugger_set_exceptions(bk_debugger *d, int filters) {
@@ -172,11 +182,15 @@ void bk_debugger_set_exceptions(bk_debugger *d, int filters) {
     __atomic_store_n(&d->exceptions, filters, __ATOMIC_RELAXED);
     d->gen++;  // the Lua thread's next event wraps pcall and xpcall when `all` asks for it
     pthread_mutex_unlock(&d->lock);
+    bk_dbg_poke(d);
 }
 
 int bk_debugger_exceptions(bk_debugger *d) { return __atomic_load_n(&d->exceptions, __ATOMIC_RELAXED); }
 
-void bk_debugger_pause(bk_debugger *d) { __atomic_store_n(&d->pause_requested, 1, __ATOMIC_RELAXED); }
+void bk_debugger_pause(bk_debugger *d) {
+    __atomic_store_n(&d->pause_requested, 1, __ATOMIC_RELAXED);
+    bk_dbg_poke(d);
+}
 
 void bk_debugger_release_script(bk_debugger *d) {
     pthread_mutex_lock(&d->lock);
@@ -264,7 +278,7 @@ static int bk_dbg_wanted_mask(bk_debugger *d) {
     int calls = d->function_count > 0;
     for (int i = 0; !calls && i < d->file_count; i++) calls = d->files[i].count > 0;
     pthread_mutex_unlock(&d->lock);
-    return LUA_MASKCOUNT | (calls ? LUA_MASKCALL : 0);
+    return calls ? LUA_MASKCALL : 0;  // count events come from pokes
 }
 
 static void bk_dbg_hook(lua_State *L, lua_Debug *ar, void *context);
@@ -446,6 +460,11 @@ static void bk_dbg_hook(lua_State *L, lua_Debug *ar, void *context) {
         if (ar->event == LUA_HOOKCOUNT && d->eval_deadline > 0 &&
             (bk_dbg_now() > d->eval_deadline || __atomic_exchange_n(&d->pause_requested, 0, __ATOMIC_RELAXED))) {
             d->eval_deadline = bk_dbg_now() + 0.1;  // its handlers get a moment, then raise again
+            // The hub counts this C client as a Swift frame (swift_depth + 1) and puts it back when
+            // the client returns; this one raises instead (as the limits do, from C), so it puts it
+            // back itself.
+            bk_runtime *rt = bk_runtime_of(L);
+            if (rt != NULL && rt->swift_depth > 0) rt->swift_depth--;
             luaL_error(L, "evaluation stopped: it ran too long (the debugger's limit) or was paused");
         }
         return;
@@ -475,6 +494,7 @@ static void bk_dbg_hook(lua_State *L, lua_Debug *ar, void *context) {
 
 void bk_debugger_attach(lua_State *L, bk_debugger *d, int stopOnEntry) {
     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_agent_key);
+    __atomic_store_n(&d->rt, bk_runtime_of(L), __ATOMIC_RELEASE);
     lua_pushlightuserdata(L, d);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_self_key);
     d->seen_gen = __atomic_load_n(&d->gen, __ATOMIC_RELAXED);
@@ -490,7 +510,7 @@ void bk_debugger_attach(lua_State *L, bk_debugger *d, int stopOnEntry) {
 }
 
 void bk_debugger_detach(lua_State *L, bk_debugger *d) {
-    (void)d;
+    __atomic_store_n(&d->rt, NULL, __ATOMIC_RELEASE);
     bk_hook_detach(L, BK_HOOK_DEBUGGER);
     lua_pushnil(L);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_self_key);
@@ -531,6 +551,9 @@ static int bk_dbg_native_evaluating(lua_State *L) {
     lua_Number seconds = luaL_checknumber(L, 1);
     d->eval_deadline = seconds > 0 ? bk_dbg_now() + seconds : 0;
     __atomic_store_n(&d->pause_requested, 0, __ATOMIC_RELAXED);
+    // Count events only while an evaluation runs: an endless one must be stopped.
+    d->attached_mask = bk_dbg_wanted_mask(d) | (seconds > 0 ? LUA_MASKCOUNT : 0);
+    bk_hook_attach(L, BK_HOOK_DEBUGGER, bk_dbg_hook, d, d->attached_mask, BK_DEBUG_COUNT);
     return 0;
 }
 

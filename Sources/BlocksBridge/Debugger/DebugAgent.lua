@@ -11,6 +11,7 @@ local getupvalue, setupvalue, getmetatable = debug.getupvalue, debug.setupvalue,
 local pcall, type, select, next, rawget, rawset, rawequal = pcall, type, select, next, rawget, rawset, rawequal
 local setmetatable, load, tostring, tonumber = setmetatable, load, tostring, tonumber
 local cocreate, coresume, costatus, coclose = coroutine.create, coroutine.resume, coroutine.status, coroutine.close
+local corunning = coroutine.running
 local format, sub, gsub, byte, find, match = string.format, string.sub, string.gsub, string.byte, string.find, string.match
 local concat, sort, unpack = table.concat, table.sort, table.unpack
 local mathtype, huge = math.type, math.huge
@@ -550,11 +551,35 @@ local function serve()
     end
 end
 
+-- DAP threads: the main thread is 1; a coroutine (a bk task, or the script's own) gets the next id
+-- the first time it stops, with a `thread` event, and is named by the function it started with.
+local threadIds = setmetatable({}, { __mode = "k" })
+local threadCount = 1
+
+local function currentThread()
+    local co, main = corunning()
+    if main then return 1, "main" end
+    local id = threadIds[co]
+    local bottom = frames[#frames] and frames[#frames].info
+    local name = "coroutine"
+    if bottom and bottom.what ~= "C" then
+        name = "task " .. gsub(bottom.short_src, "^.*/", "") .. ":" .. bottom.linedefined
+    end
+    if not id then
+        threadCount = threadCount + 1
+        id = threadCount
+        threadIds[co] = id
+        host.event("thread", json({ reason = "started", threadId = id }))
+    end
+    return id, name
+end
+
 local function entry(reason, detail, line)
     refs, refCount = {}, 0
     collectFrames(reason == "exception" or reason == "exception-caught")
     if #frames == 0 then return end
-    local body = { reason = reason, threadId = 1, allThreadsStopped = true }
+    local threadId, threadName = currentThread()
+    local body = { reason = reason, threadId = threadId, allThreadsStopped = true }
     if reason == "breakpoint" then
         local id, condition, hitCondition, logMessage = host.breakpoint(detail, line)
         if id == nil then return end
@@ -581,7 +606,7 @@ local function entry(reason, detail, line)
         body.description = reason == "exception" and "uncaught error" or "error (a pcall or a helper catches it)"
         body.text = errorText(value)
     end
-    host.stopped(json(body))
+    host.stopped(json(body), threadId, threadName)
     serve()
     refs, frames = nil, nil
 end

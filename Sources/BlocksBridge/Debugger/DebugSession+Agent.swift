@@ -29,7 +29,7 @@ extension DebugSession {
         }
         stack.rawSet(-2, field: "respond")
         stack.push(function: "stopped") { [self] stack in
-            markStopped(body: stack.toString(1) ?? "{}")
+            markStopped(body: stack.toString(1) ?? "{}", thread: Int(stack.toInteger(2) ?? 1), name: stack.toString(3) ?? "main")
             return 0
         }
         stack.rawSet(-2, field: "stopped")
@@ -43,6 +43,11 @@ extension DebugSession {
             return 0
         }
         stack.rawSet(-2, field: "output")
+        stack.push(function: "event") { [self] stack in
+            event(stack.toString(1) ?? "output", .raw(stack.toString(2) ?? "{}"))
+            return 0
+        }
+        stack.rawSet(-2, field: "event")
         stack.push(function: "breakpoint") { [self] stack in
             guard let path = stack.toString(1), let line = stack.toInteger(2),
                   let entry = lineBreakpoint(path: path, line: Int(line)) else { return 0 }

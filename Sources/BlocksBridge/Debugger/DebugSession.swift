@@ -35,6 +35,7 @@ package final class DebugSession: @unchecked Sendable {
     private var stoppedRequests: [(seq: Int, command: String, arguments: JSONValue)] = []
     private var releaseStoppedThread = false
     private var ended = false
+    private var stoppedThread: (id: Int, name: String)?
     /// scriptEnded was called.
     package var hasEnded: Bool { lock.withLock { ended } }
     private let breakpoints = DebugBreakpoints()
@@ -64,7 +65,7 @@ package final class DebugSession: @unchecked Sendable {
             releaseStoppedThread = false
         }
         return startDetachedThread { [self] in
-            transport.readMessages({ message in self.received(message) }, failed: { why in
+            transport.readMessages({ message in self.handle(message) }, failed: { why in
                 self.output("bklua: debug adapter: \(why); closing the connection\n", category: "important")
             })
             self.connectionClosed(transport)
@@ -182,7 +183,9 @@ package final class DebugSession: @unchecked Sendable {
 
     // MARK: Requests
 
-    private func received(_ message: JSONValue?) {
+    /// Answers one message as if the client sent it (the reader thread's entry; benchmarks and
+    /// tests set breakpoints through it).
+    package func handle(_ message: JSONValue?) {
         guard let message, message["type"]?.string == "request", let seq = message["seq"]?.int,
               let command = message["command"]?.string else {
             output("bklua: debug adapter: ignored a message that is not a DAP request\n", category: "important")
@@ -234,9 +237,11 @@ package final class DebugSession: @unchecked Sendable {
             bk_debugger_set_exceptions(hookClient, filters)
             respond(seq, command, body: .object([("breakpoints", .array([]))]))
         case "threads":
-            respond(seq, command, body: .object([("threads", .array([
-                .object([("id", .number(1)), ("name", .string("main"))]),
-            ]))]))
+            var threads: [JSONValue] = [.object([("id", .number(1)), ("name", .string("main"))])]
+            if let (id, name) = lock.withLock({ stoppedThread }) {
+                threads.append(.object([("id", .number(Double(id))), ("name", .string(name))]))
+            }
+            respond(seq, command, body: .object([("threads", .array(threads))]))
         case "pause":
             if !lock.withLock({ stopped }) { bk_debugger_pause(hookClient) }
             respond(seq, command)
@@ -298,8 +303,11 @@ package final class DebugSession: @unchecked Sendable {
         }
     }
 
-    func markStopped(body: String) {
-        lock.withLock { stopped = true }
+    func markStopped(body: String, thread: Int, name: String) {
+        lock.withLock {
+            stopped = true
+            stoppedThread = thread == 1 ? nil : (thread, name)
+        }
         event("stopped", .raw(body))
     }
 

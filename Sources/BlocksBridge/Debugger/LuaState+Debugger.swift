@@ -36,6 +36,12 @@ extension LuaState {
         return listener.port
     }
 
+    /// The session of the running debug server (benchmarks set breakpoints through it).
+    package var debugSession: DebugSession? {
+        guard let server = existingExtensionObject(DebugServer.self) else { return nil }
+        return server.lock.withLock { server.session }
+    }
+
     /// Stops the debug server: the client is disconnected, the script runs on without breakpoints.
     public func stopDebugServer() {
         guard let server = existingExtensionObject(DebugServer.self) else { return }

@@ -215,6 +215,9 @@ int bk_resume(lua_State *co, lua_State *from, int nargs, int *nresults);
 
 /// Message handler for blocks called by helpers: returns the error value unchanged and records its
 /// traceback on the side, where bk_traceback finds it when the same value is reported later.
+/// bk_recordtraceback for a host's protected call (LuaStack.call): an error that reaches it is one
+/// no Lua code caught (a debugger's "uncaught" exception breakpoint stops there).
+int bk_hostcalltraceback(lua_State *L);
 int bk_recordtraceback(lua_State *L);
 
 /// Message handler for reports: appends a traceback to a string error once (the one recorded by
