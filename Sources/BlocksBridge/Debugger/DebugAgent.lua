@@ -8,11 +8,11 @@ local c, host = ...
 local debug = c.debug
 local getinfo, getlocal, setlocal = debug.getinfo, debug.getlocal, debug.setlocal
 local getupvalue, setupvalue, getmetatable = debug.getupvalue, debug.setupvalue, debug.getmetatable
-local pcall, type, select, next, rawget, rawset, rawequal = pcall, type, select, next, rawget, rawset, rawequal
+local pcall, type, next, rawget, rawset, rawequal = pcall, type, next, rawget, rawset, rawequal
 local setmetatable, load, tostring, tonumber = setmetatable, load, tostring, tonumber
 local cocreate, coresume, costatus, coclose = coroutine.create, coroutine.resume, coroutine.status, coroutine.close
 local corunning = coroutine.running
-local format, sub, gsub, byte, find, match = string.format, string.sub, string.gsub, string.byte, string.find, string.match
+local format, sub, gsub, byte, match = string.format, string.sub, string.gsub, string.byte, string.match
 local concat, sort, unpack = table.concat, table.sort, table.unpack
 local mathtype, huge = math.type, math.huge
 local utf8len = utf8.len
@@ -139,7 +139,7 @@ end
 
 local function expandable(v)
     local t = type(v)
-    return (t == "table" or ((t == "userdata" or t == "function") and getmetatable(v) ~= nil) or t == "function")
+    return t == "table" or t == "function" or (t == "userdata" and getmetatable(v) ~= nil)
 end
 
 local function variable(name, v, evaluateName)
@@ -157,7 +157,9 @@ local function variable(name, v, evaluateName)
                 item.indexedVariables = n
                 item.namedVariables = 0
                 for k in next, v do
-                    if not (mathtype(k) == "integer" and k >= 1 and k <= n) then item.namedVariables = item.namedVariables + 1 end
+                    if not (mathtype(k) == "integer" and k >= 1 and k <= n) then
+                        item.namedVariables = item.namedVariables + 1
+                    end
                 end
             end
         end
@@ -266,8 +268,8 @@ function handlers.stackTrace(args)
     for i = start + 1, math.min(#frames, start + count) do
         local info = frames[i].info
         local item = { id = i, line = info.currentline > 0 and info.currentline or 0, column = 1 }
-        item.name = info.name or (info.what == "main" and "main chunk") or
-            (info.what == "C" and "[C]") or ("function <" .. gsub(info.short_src, "^.*/", "") .. ":" .. info.linedefined .. ">")
+        item.name = info.name or (info.what == "main" and "main chunk") or (info.what == "C" and "[C]")
+            or ("function <" .. gsub(info.short_src, "^.*/", "") .. ":" .. info.linedefined .. ">")
         if info.what == "C" then
             item.presentationHint = "subtle"
         else
@@ -402,7 +404,8 @@ function handlers.variables(args)
     local count = tonumber(args.count) or 0
     if args.filter ~= "indexed" and (start > 0 or count > 0) then
         local page = array({})
-        for i = start + 1, count > 0 and math.min(#list, start + count) or #list do page[#page + 1] = list[i] end
+        local last = count > 0 and math.min(#list, start + count) or #list
+        for i = start + 1, last do page[#page + 1] = list[i] end
         list = page
     end
     return { variables = list }
@@ -442,7 +445,9 @@ function handlers.setVariable(args)
         while true do
             local n = getlocal(level, entry.kind == "locals" and i or -i)
             if not n then break end
-            if (entry.kind == "locals" and n == name) or (entry.kind == "varargs" and name == "..." .. i) then found = i end
+            if (entry.kind == "locals" and n == name) or (entry.kind == "varargs" and name == "..." .. i) then
+                found = i
+            end
             i = i + 1
         end
         if not found then error("no local " .. name, 0) end
