@@ -557,6 +557,31 @@ static int bk_dbg_native_evaluating(lua_State *L) {
     return 0;
 }
 
+// sources(): the files the hook has seen run (absolute paths), for loadedSources.
+static int bk_dbg_native_sources(lua_State *L) {
+    bk_debugger *d = bk_dbg_self(L);
+    // Copied under the lock, pushed after it (a push may raise or run finalizers).
+    enum { MAX = 4096 };
+    char **paths = calloc(MAX, sizeof *paths);
+    int n = 0;
+    if (paths != NULL) {
+        pthread_mutex_lock(&d->lock);
+        for (int b = 0; b < BK_DEBUG_BUCKETS; b++)
+            for (bk_dbg_source *s = d->sources[b]; s != NULL && n < MAX; s = s->next)
+                if (s->path != NULL && (paths[n] = strdup(s->path)) != NULL) n++;
+        pthread_mutex_unlock(&d->lock);
+    }
+    lua_pushlightuserdata(L, paths);  // freed below; a raise here would leak them, no more
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushstring(L, paths[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    for (int i = 0; i < n; i++) free(paths[i]);
+    free(paths);
+    return 1;
+}
+
 static int bk_dbg_pushnatives_protected(lua_State *L) {
     bk_debugger *d = lua_touserdata(L, 1);
     lua_createtable(L, 0, 4);
@@ -568,6 +593,9 @@ static int bk_dbg_pushnatives_protected(lua_State *L) {
     lua_pushlightuserdata(L, d);
     lua_pushcclosure(L, bk_dbg_native_evaluating, 1);
     lua_setfield(L, -2, "evaluating");
+    lua_pushlightuserdata(L, d);
+    lua_pushcclosure(L, bk_dbg_native_sources, 1);
+    lua_setfield(L, -2, "sources");
     lua_pushcfunction(L, luaopen_debug);  // a private copy of the library: sandboxes have none
     lua_call(L, 0, 1);
     lua_setfield(L, -2, "debug");

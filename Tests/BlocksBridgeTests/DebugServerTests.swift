@@ -73,7 +73,7 @@ private final class SocketClient: @unchecked Sendable {
 /// `LuaState.startDebugServer`: a host's scripts debugged by a client over TCP.
 @Suite struct DebugServerTests {
     @Test func aHostsScriptStopsAtABreakpointAndTheClientInspectsAndResumesIt() throws {
-        let lua = try LuaState()
+        nonisolated(unsafe) let lua = try LuaState()  // the host's thread runs it; this one only serves
         let port = try lua.startDebugServer(port: 0)
         #expect(port > 0)
         let client = try SocketClient(port: port)
@@ -116,7 +116,7 @@ private final class SocketClient: @unchecked Sendable {
     }
 
     @Test func aClientThatLeavesWhileTheScriptIsStoppedLetsItFinish() throws {
-        let lua = try LuaState()
+        nonisolated(unsafe) let lua = try LuaState()
         let port = try lua.startDebugServer(port: 0)
         var client: SocketClient? = try SocketClient(port: port)
         _ = client?.response(client!.send("initialize"))

@@ -223,7 +223,7 @@ class Client:
             if not self.closed:
                 try:
                     self.send("disconnect", {})
-                except OSError:
+                except (OSError, ValueError):
                     pass
         finally:
             if self.sock is not None:

@@ -483,6 +483,45 @@ print("stopped at", n > 0)
         c.close()
 
 
+@case
+def the_sandbox_time_limit_still_ends_an_endless_loop_while_a_debugger_is_attached():
+    path = script("limited.lua", """local function never()
+  return 1            -- NEVER
+end
+local n = 0
+while true do n = n + 1 end
+""")
+    args = [BKLUA, "--dap-listen", "0", "--dap-wait", "--time-limit", "0.5", path]
+    process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    port = int(re.search(r":(\d+)", process.stderr.readline().decode()).group(1))
+    c = Client.connect(port, process=process)
+    try:
+        c.initialize()
+        c.request("attach", {})
+        c.configure({path: [line_of(path, "NEVER")]})
+        code = c.finish(timeout=20)
+        check(code == 1, "the limit ended the run: %r" % code)
+        err = process.stderr.read().decode()
+        check("time limit exceeded" in err, "stderr: %r" % err)
+    finally:
+        c.close()
+
+
+@case
+def loaded_sources_list_the_files_that_ran():
+    path = script("sources.lua", "local x = 1\nlocal y = 2\n")
+    c = adapter()
+    try:
+        c.start(path, stop_on_entry=True)
+        c.stopped("entry")
+        sources = c.request("loadedSources")["body"]["sources"]
+        check(any(s["path"] == path for s in sources), "sources %r" % sources)
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
 # ---------------------------------------------------------------------------------------------
 # A callback can do anything: evaluate and conditions that misbehave, a client that misbehaves
 

@@ -430,6 +430,21 @@ function handlers.evaluate(args)
     return { result = concat(texts, ", "), variablesReference = 0 }
 end
 
+function handlers.loadedSources()
+    local list, seen = array({}), {}
+    local function add(path)
+        if path and not seen[path] then
+            seen[path] = true
+            list[#list + 1] = { path = path, name = match(path, "[^/]*$") }
+        end
+    end
+    for _, frame in next, frames do
+        if sub(frame.info.source, 1, 1) == "@" then add(c.path(frame.info.source)) end
+    end
+    for _, path in next, c.sources() do add(path) end
+    return { sources = list }
+end
+
 function handlers.setVariable(args)
     local entry = refs[tonumber(args.variablesReference) or -1]
     if not entry then error("no such variables reference", 0) end
