@@ -42,6 +42,7 @@ let package = Package(
                 .embedInCode("Tasks/TaskEngine.lua"),
                 .embedInCode("Tasks/RateLimiting.lua"),
                 .embedInCode("Workers/WorkerWaits.lua"),
+                .embedInCode("Collections/ListWalks.lua"),
                 .embedInCode("Collections/ToolboxCommon.lua"),
                 .embedInCode("Collections/ToolboxSorting.lua"),
                 .embedInCode("Collections/ToolboxGrouping.lua"),

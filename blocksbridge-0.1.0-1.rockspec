@@ -2,8 +2,7 @@
 -- -static-stdlib), so the rock installs nothing else and needs no Swift library where it runs.
 -- Building needs the Swift 6 toolchain: `luarocks --lua-version 5.4 make` in a checkout
 -- (`--local`: ~/.luarocks, then `eval "$(luarocks --lua-version 5.4 path)"`). bk.XMLParser's
--- Foundation half (libbkxml.so) is not in the rock: `scripts/build-module --with-runtime DIR` puts it
--- beside a bk.so. Versions: VERSION-REVISION, VERSION being bk.version()'s (scripts/test checks it)
+-- parser is the optional rock blocksbridge-xml (rockspecs/). Versions: VERSION-REVISION, VERSION being bk.version()'s (scripts/test checks it)
 -- and the tag `vVERSION`; REVISION counts changes of this file for one VERSION (luarocks' scheme).
 rockspec_format = "3.0"
 package = "blocksbridge"

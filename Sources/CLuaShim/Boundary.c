@@ -261,7 +261,13 @@ int bk_trampoline(lua_State *L) {
     // Each frame learns only of the reserve it spent itself (a callee's was raised by the callee).
     rt->reserve_spent = 0;
     bk_reserve_take(rt);
+    // The profiler's sampler reads which exported function runs (relaxed: it only tells Lua from
+    // Swift); samples of it are taken once it has returned, with its frame still on the stack.
+    const void *outer_swift = rt->profiling.swift;
+    __atomic_store_n(&rt->profiling.swift, f, __ATOMIC_RELAXED);
     int n = bk_swift_call(L, f->body, rt);
+    __atomic_store_n(&rt->profiling.swift, outer_swift, __ATOMIC_RELAXED);
+    if (__builtin_expect(rt->profiling.target != NULL, 0)) bk_profiler_swift_returned(L, &rt->profiling, f);
     rt->swift_depth = bk_frames[index].saved_swift;
     int spent = rt->reserve_spent;
     rt->reserve_spent = bk_frames[index].saved_spent;
@@ -340,6 +346,7 @@ void bk_pushswiftfunction(lua_State *L, bk_runtime *rt, void *body, const char *
 // frames' exits).
 typedef struct bk_lua_entry {
     bk_runtime *rt;
+    const void *swift;  // the exported function Lua was entered from (the profiler's)
     lua_State *L;
     lua_State *running;  // the Lua thread that ran on this OS thread before (bk_hook_enter)
     int frames;
@@ -348,9 +355,13 @@ typedef struct bk_lua_entry {
 } bk_lua_entry;
 
 static bk_lua_entry bk_enter_lua(lua_State *L) {
-    bk_lua_entry entry = { bk_runtime_of(L), L, NULL, bk_frame_count, 0, 0 };
+    bk_lua_entry entry = { bk_runtime_of(L), NULL, L, NULL, bk_frame_count, 0, 0 };
     if (entry.rt != NULL) {
         entry.running = bk_hook_enter(L);
+        bk_runtime_profiling *profiling = &entry.rt->profiling;
+        entry.swift = profiling->swift;
+        __atomic_store_n(&profiling->swift, NULL, __ATOMIC_RELAXED);
+        __atomic_store_n(&profiling->lua_depth, profiling->lua_depth + 1, __ATOMIC_RELAXED);
         entry.saved_swift = entry.rt->swift_depth;
         entry.saved_spent = entry.rt->reserve_spent;
         entry.rt->swift_depth = 0;
@@ -365,6 +376,9 @@ static void bk_leave_lua(bk_lua_entry entry) {
         entry.rt->swift_depth = entry.saved_swift;
         entry.rt->reserve_spent = entry.saved_spent;
         entry.rt->pcall_depth--;
+        bk_runtime_profiling *profiling = &entry.rt->profiling;
+        __atomic_store_n(&profiling->lua_depth, profiling->lua_depth - 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&profiling->swift, entry.swift, __ATOMIC_RELAXED);
         bk_hook_leave(entry.L, entry.running);
     }
 }

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 void *bk_plugin_symbol(const char *library, const char *symbol, char *error, size_t error_size) {
     void *found = dlsym(RTLD_DEFAULT, symbol);
@@ -25,5 +26,16 @@ void *bk_plugin_symbol(const char *library, const char *symbol, char *error, siz
     if (handle != NULL && (found = dlsym(handle, symbol)) != NULL) return found;
     const char *reason = dlerror();
     snprintf(error, error_size, "%s not found (%s; %s)", library, tried, reason ? reason : "no such symbol");
+    return NULL;
+}
+
+void *bk_plugin_symbol_at(const char *path, const char *symbol, char *error, size_t error_size) {
+    if (error_size > 0) error[0] = 0;
+    if (access(path, F_OK) != 0) return NULL;
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    void *found = handle != NULL ? dlsym(handle, symbol) : NULL;
+    if (found != NULL) return found;
+    const char *reason = dlerror();
+    snprintf(error, error_size, "%s: %s", path, reason ? reason : "no such symbol");
     return NULL;
 }

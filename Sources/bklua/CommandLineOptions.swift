@@ -18,6 +18,9 @@ struct CommandLineOptions {
     var timeLimit = 0.0
     /// Indices in `argv` of those options and their values (skipped when running -e/-l/-W).
     var sandboxArguments: Set<Int> = []
+    /// `--profile[=FILE]`: the file the profile goes to (nil: not profiling); `--profile-rate=N`.
+    var profileFile: String?
+    var profileRate = 1000  // LuaProfile.defaultRate
 
     /// Parses `argv` (argv[0] is the program name).
     init(_ argv: [String]) {
@@ -71,6 +74,11 @@ struct CommandLineOptions {
     /// its value is missing or not a non-negative number.
     mutating func parseSandboxOption(_ argv: [String], at i: inout Int) -> Bool {
         let name = argv[i]
+        if name == "--profile" || name.hasPrefix("--profile=") || name.hasPrefix("--profile-rate=") {
+            guard parseProfileOption(name) else { return false }
+            sandboxArguments.insert(i)
+            return true
+        }
         if name == "--sandbox" {
             sandbox = true
             sandboxArguments.insert(i)
@@ -90,6 +98,23 @@ struct CommandLineOptions {
         sandboxArguments.insert(i)
         sandboxArguments.insert(i + 1)
         i += 1
+        return true
+    }
+
+    /// `--profile`, `--profile=FILE` (FILE not empty), `--profile-rate=N` (1 ... 100000).
+    private mutating func parseProfileOption(_ option: String) -> Bool {
+        if option == "--profile" {
+            profileFile = profileFile ?? ProfileOutput.defaultFile
+            return true
+        }
+        if option.hasPrefix("--profile-rate=") {
+            guard let rate = Int(option.dropFirst("--profile-rate=".count)), rate >= 1, rate <= 100_000 else { return false }
+            profileRate = rate
+            return true
+        }
+        let file = String(option.dropFirst("--profile=".count))
+        guard !file.isEmpty else { return false }
+        profileFile = file
         return true
     }
 

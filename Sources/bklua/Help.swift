@@ -22,6 +22,12 @@ enum Help {
           --dap-listen [HOST:]PORT [--dap-wait] script [args]
                                     run the script, accepting a DAP debugger on that TCP port
                                     (loopback by default; --dap-wait: wait for it; first argument only)
+          --profile[=FILE]          sample the Lua stacks by CPU time (main code, tasks, workers);
+                                    at exit write FILE (.svg: an interactive flame graph, the
+                                    default bklua-profile.svg; .folded: collapsed stacks for
+                                    flamegraph.pl, inferno, speedscope) and print the ten functions
+                                    with the most samples on stderr
+          --profile-rate=N          samples per second of CPU time (default 1000)
           --help                    show this help (first argument only)
           --annotations             print the bk module's LuaLS annotations (first argument only)
 

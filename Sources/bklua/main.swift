@@ -77,6 +77,9 @@ func protectedMain(state: LuaState, argv: [String], progname: String, debugger: 
         }
         if debugger.waitForClient { debugger.session.waitForConfiguration() }
     }
+    // From here on every way out writes the profile (os.exit too: ProfileOutput's exit handler).
+    let profiling = options.profileFile.map { ProfileOutput.begin(state: state, file: $0, rate: options.profileRate) } ?? false
+    defer { if profiling { ProfileOutput.finish() } }
     if !options.ignoreEnvironment, !runner.handleLuaInit() { return 1 }
     if !runner.runArguments(upTo: options.hasScript ? options.scriptIndex : argv.count,
                                 skipping: options.sandboxArguments) { return 1 }

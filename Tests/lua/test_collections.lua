@@ -708,3 +708,72 @@ test("deep recursion through helpers ends with a stack overflow error, not a cra
   ok(not okCall)
   ok(tostring(err):find("overflow", 1, true), err)
 end)
+
+test("over lists, select, reject, map, each and reduce suspend and raise unchanged (Lua and C walks)", function()
+  -- select, reject and reduce continue into ListWalks.lua (a Lua->Lua call per element), map and
+  -- each take the C walk: in both, a block may yield mid-walk and its error value arrives unchanged.
+  local E = setmetatable({}, { __name = "E" })
+  for _, make in ipairs({ function(t) return t end, function(t) return bk.array(t) end }) do
+    local co = coroutine.create(function()
+      local kept = bk.select(make({ 1, 2, 3, 4 }), function(x) return coroutine.yield(x) end)
+      local dropped = bk.reject(make({ 1, 2, 3 }), function(x) return coroutine.yield(x) end)
+      local mapped = bk.map(make({ 1, 2 }), function(x) return coroutine.yield(x) end)
+      local sum = bk.reduce(make({ 5, 6 }), 0, function(a, x) return a + coroutine.yield(x) end)
+      local seen = 0
+      bk.each(make({ 7, 8 }), function(x) seen = seen + coroutine.yield(x) end)
+      return kept, dropped, mapped, sum, seen
+    end)
+    local answers = { true, false, true, false, true, false, false, 10, 20, 1, 2, 3, 4 }
+    local okResume, kept, dropped, mapped, sum, seen = coroutine.resume(co)
+    local turn = 0
+    while okResume and coroutine.status(co) == "suspended" do
+      turn = turn + 1
+      okResume, kept, dropped, mapped, sum, seen = coroutine.resume(co, answers[turn])
+    end
+    ok(okResume, kept)
+    eq(turn, 13)
+    deepEq({ kept[1], kept[2], #kept }, { 1, 3, 2 })
+    deepEq({ dropped[1], dropped[2], #dropped }, { 2, 3, 2 })
+    ok(mapped[1] == 10 and mapped[2] == 20 and #mapped == 2)
+    eq(sum, 3)
+    eq(seen, 7)
+    for _, call in ipairs({ function(f) return bk.select(make({ 1, 2 }), f) end,
+                            function(f) return bk.reject(make({ 1, 2 }), f) end,
+                            function(f) return bk.map(make({ 1, 2 }), f) end,
+                            function(f) return bk.each(make({ 1, 2 }), f) end,
+                            function(f) return bk.reduce(make({ 1, 2 }), 0, function(_, x) return f(x) end) end }) do
+      local okCall, err = pcall(call, function(x) if x == 2 then error(E) end return true end)
+      ok(not okCall and rawequal(err, E), tostring(err))
+      okCall, err = pcall(call, function() error(42) end)
+      ok(not okCall and err == 42, tostring(err))
+    end
+  end
+  -- reduce walks every list kind in Lua (a set's select keeps its membership in Swift).
+  local co = coroutine.wrap(function()
+    return bk.reduce(bk.orderedSet({ 4, 5 }), 1, function(a, x) return a * coroutine.yield(x) end)
+  end)
+  eq(co(), 4)
+  eq(co(2), 5)
+  eq(co(3), 6)
+end)
+
+test("a list with a foreign metatable is still read raw (its __index never runs)", function()
+  -- Such lists keep the C walk (raw reads): in Lua, t[i] at the hole would ask __index.
+  local asked = 0
+  local meta = { __index = function(_, k) asked = asked + 1 return k * 10 end }
+  local function make() return setmetatable({ 1, 2, nil, 4 }, meta) end
+  local all = function() return true end
+  eq(#bk.select(make(), all), 2)
+  eq(#bk.reject(make(), function() return false end), 2)
+  eq(#bk.map(make(), function(x) return x end), 2)
+  local seen = 0
+  bk.each(make(), function() seen = seen + 1 end)
+  eq(seen, 2)
+  eq(bk.reduce(list(), 0, function(a, x) return a + x end), 3)
+  eq(asked, 0)
+  -- A bk kind's list with a hole stops there too.
+  local a = bk.array({ 1, 2 })
+  a[4] = 4
+  eq(#bk.select(a, all), 2)
+  eq(bk.reduce(a, 0, function(acc, x) return acc + x end), 3)
+end)

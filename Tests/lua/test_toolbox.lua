@@ -89,6 +89,32 @@ test("sortedBy computes each key once, is stable, and descends on request", func
   deepEq(plain(bk.sortedBy({ a = 3, b = 1 }, function(k, v) return v end)), { 1, 3 })
 end)
 
+test("sortedBy and sorted by '<' past one run of 12 (the merge phase), stable, both directions", function()
+  local n = 1000
+  local t = {}
+  for i = 1, n do t[i] = (i * 7919) % n end
+  local function check(r, before)
+    eq(#r, n)
+    for i = 2, n do ok(not before(r[i], r[i - 1]), "position " .. i) end
+  end
+  check(bk.sortedBy(t, function(x) return -x end), function(a, b) return a > b end)
+  check(bk.sortedBy(t, function(x) return x end, true), function(a, b) return a > b end)
+  -- stable: equal keys keep their order (the last digit, then the position)
+  local r = bk.sortedBy(t, function(x) return x % 10 end)
+  local at = {}
+  for i = 1, n do at[t[i]] = i end
+  for i = 2, n do
+    local a, b = r[i - 1], r[i]
+    ok(a % 10 < b % 10 or (a % 10 == b % 10 and at[a] < at[b]), "stable at " .. i)
+  end
+  -- not all integers: '<' inline, stably (1 and 1.0 are equal, kept in order)
+  local mixed = {}
+  for i = 1, n do mixed[i] = (i * 7919) % n + ((i % 2 == 0) and 0.5 or 0) end
+  check(bk.sorted(mixed), function(a, b) return a < b end)
+  local ones = bk.sorted({ 2, 1.0, 3, 1, 0, 5, 6, 7, 8, 9, 10, 11, 12, 13, 1.0 })
+  ok(math.type(ones[2]) == "float" and math.type(ones[3]) == "integer" and math.type(ones[4]) == "float")
+end)
+
 test("reversed, keys and values on every kind", function()
   deepEq(plain(bk.reversed({ 1, 2, 3 })), { 3, 2, 1 })
   deepEq(plain(bk.reversed(bk.indexSet({ 3, 1, 2 }))), { 3, 2, 1 })
@@ -441,5 +467,78 @@ test("kinds in, plain-kind results out", function()
     eq(bk.sum(c), 6, name)
     eq(bk.min(c), 1, name)
     eq(bk.count(c), 3, name)
+  end
+end)
+
+-- MARK: loading. The toolbox is Lua loaded on first use in a state: these run in a fresh child
+-- state (bklua, and stock lua5.4 with bk.so when BK_MODULE_DIR is set).
+
+local function inFreshStates(script)
+  local quoted = "'" .. script:gsub("'", "'\\''") .. "'"
+  local runs = {}
+  local bklua = os.getenv("BKLUA")
+  if bklua then runs[#runs + 1] = "timeout 120 " .. bklua .. " -e " .. quoted end
+  local dir = os.getenv("BK_MODULE_DIR")
+  if dir then
+    runs[#runs + 1] = "LUA_CPATH='" .. dir .. "/?.so;;' timeout 120 " .. (os.getenv("LUA") or "lua5.4") .. " -e " .. quoted
+  end
+  ok(#runs > 0, "BKLUA or BK_MODULE_DIR must be set")
+  local outputs = {}
+  for _, command in ipairs(runs) do
+    local out, code = shell(command)
+    eq(code, 0, out)
+    outputs[#outputs + 1] = out
+  end
+  return outputs
+end
+
+test("finalizers calling toolbox helpers while the toolbox loads get their results", function()
+  -- The collector steps at every allocation, so the finalizers run while the chunks compile: the
+  -- first one to call a helper loads the toolbox again, nested, and the outer load goes on.
+  for _, out in ipairs(inFreshStates([[
+    local bk = bk or require "bk"
+    local registry = debug.getregistry()
+    local during, wrong = 0, 0
+    for _ = 1, 300 do
+      setmetatable({}, { __gc = function()
+        if registry["bk.toolbox"] == nil then during = during + 1 end
+        local ok, r = pcall(bk.sorted, { 3, 1, 2 })
+        if not (ok and table.concat(r, ",") == "1,2,3") then wrong = wrong + 1 end
+      end })
+    end
+    collectgarbage("incremental", 1, 100, 0)
+    local g = bk.groupBy({ 1, 2, 3, 4 }, function(x) return x % 2 end)
+    collectgarbage("incremental", 200, 100, 13)
+    collectgarbage()
+    print(during, wrong, #g[0], #g[1], table.concat(bk.sorted({ 2, 1 }), ","))
+  ]])) do
+    local during, rest = out:match("^(%d+)\t(.*)\n$")
+    ok(tonumber(during) and tonumber(during) >= 1, "a finalizer called a helper while it loaded: " .. out)
+    eq(rest, "0\t2\t2\t1,2")
+  end
+end)
+
+test("a global the toolbox reads while it loads, calling a helper, ends in a few nested loads", function()
+  -- `load` (with which it compiles its merge sorts) replaced by a script function that calls a
+  -- helper: the load calls itself back. A load nested in a load is allowed (a finalizer's), a
+  -- third is refused, so the toolbox is compiled twice, not again at every level down to the
+  -- trampoline's nesting limit (~95 levels, 380 calls of `load`).
+  for _, out in ipairs(inFreshStates([[
+    local bk = bk or require "bk"
+    local realLoad, calls, refused = load, 0, 0
+    load = function(...)
+      calls = calls + 1
+      local ok, err = pcall(bk.sorted, { 3, 1, 2 })
+      if not ok and tostring(err):find("called again while it loads", 1, true) then refused = refused + 1 end
+      return realLoad(...)
+    end
+    local g = bk.groupBy({ 1, 2, 3 }, function(x) return x % 2 end)
+    load = realLoad
+    print(calls, refused, #g[1], table.concat(bk.sorted({ 3, 1, 2 }), ","))
+  ]])) do
+    local calls, refused, rest = out:match("^(%d+)\t(%d+)\t(.*)\n$")
+    ok(tonumber(calls) and tonumber(calls) <= 16, "calls of load: " .. out)
+    ok(tonumber(refused) and tonumber(refused) >= 1, out)
+    eq(rest, "2\t1,2,3")
   end
 end)

@@ -8,7 +8,10 @@ import CLuaShim
 /// The hot simple helpers (each, map, reduce / reduceInteger / reduceFloat, select / reject without
 /// set membership, and the searches match / any / all / none) take the C fast path (`LuaBlock.drive`, run by the trampoline after the Swift frame returned; its blocks may
 /// yield): measured, a protected call per element from Swift, or a Swift step per element called
-/// from the C driver, both cost ~1.5-2x a hand-written Lua loop.
+/// from the C driver, both cost ~1.5-2x a hand-written Lua loop. Over lists, select, reject and
+/// reduce continue into a Lua walk instead (`ListWalks`): a Lua->Lua call per element costs less
+/// than the C walk's C->Lua one, and they were the ones slower than Penlight (each and map, already
+/// faster, keep the C walk and its frame checks, which Tests/lua/hardening/walk_frames.lua asserts).
 enum CollectionHelpers {
     static func each(_ stack: LuaStack) throws(LuaRaise) -> Int32 {
         let kind = try stack.checkCollectionContents(1)
@@ -28,8 +31,11 @@ enum CollectionHelpers {
         let kind = try stack.checkCollectionContents(1)
         let block = try LuaBlock(stack, argument: 2)
         var result = CollectionBuilder(stack, kind: kind)
-        if kind == .array || kind == .dictionary {  // no membership to keep: the C fast path
-            return block.drive(LuaCollection(stack, 1, kind: kind), keeping ? BK_WALK_KEEP : BK_WALK_DROP,
+        if kind == .array || kind == .dictionary {  // no membership to keep: a Lua or C walk
+            let collection = LuaCollection(stack, 1, kind: kind)
+            if let status = block.continueWithListWalk(keeping ? "select" : "reject", over: collection,
+                                                       slots: result.table) { return status }
+            return block.drive(collection, keeping ? BK_WALK_KEEP : BK_WALK_DROP,
                                result: result.table, returning: result.table)
         }
         try CollectionAlgorithms.filter(LuaCollection(stack, 1, kind: kind), keeping: keeping, block.test) {
@@ -56,8 +62,9 @@ enum CollectionHelpers {
         let block = try LuaBlock(stack, argument: 3)
         stack.pushCopy(of: 2)
         let accumulator = stack.top
-        return block.drive(LuaCollection(stack, 1, kind: kind), BK_WALK_FOLD, prefix: accumulator,
-                           returning: accumulator)
+        let collection = LuaCollection(stack, 1, kind: kind)
+        if let status = block.continueWithListWalk("reduce", over: collection, slots: accumulator) { return status }
+        return block.drive(collection, BK_WALK_FOLD, prefix: accumulator, returning: accumulator)
     }
 
     /// reduceInteger / reduceFloat: the accumulator is a number; each step's result must be a

@@ -29,6 +29,8 @@ enum CollectionToolbox {
 
     /// Registry key of the loaded toolbox's table of functions.
     static let registryKey = "bk.toolbox"
+    /// Registry key of the number of loads of it in progress (nested: see `pushFunctions`).
+    static let loadingKey = "bk.toolbox.loading"
 
     /// The chunks after `ToolboxCommon.lua`, each called with (globals, common) and returning a
     /// table of helpers.
@@ -120,38 +122,44 @@ enum CollectionToolbox {
 
     /// Pushes the toolbox's table of functions, loading it on first use (the base, string, math
     /// and table libraries must be open by then).
+    ///
+    /// Loading allocates, so finalizers may run meanwhile and call a helper: their stub loads the
+    /// toolbox again, nested (Lua runs no collector step inside a finalizer, so this nests once),
+    /// and the outer load then replaces the registry's table by its own, the same code. A load
+    /// nested deeper was called back by the loading itself (a global the chunks read, replaced by
+    /// a script function that calls a helper): it is refused, rather than compiling the toolbox
+    /// again at every level down to the trampoline's nesting limit.
     static func pushFunctions(on stack: LuaStack) throws(LuaRaise) {
         if stack.rawGet(LuaStack.registryIndex, field: registryKey) == .table { return }
         stack.pop()
+        stack.rawGet(LuaStack.registryIndex, field: loadingKey)
+        let loading = stack.toInteger(-1) ?? 0
+        stack.pop()
+        if loading >= 2 { throw .message("toolbox: called again while it loads (by a function its loading called)") }
+        stack.push(loading + 1)
+        stack.rawSet(LuaStack.registryIndex, field: loadingKey)
+        defer {
+            stack.push(loading)
+            stack.rawSet(LuaStack.registryIndex, field: loadingKey)
+        }
         let base = stack.top
         let handler = stack.pushMessageHandler()
         // ToolboxCommon.lua(globals, bk, natives) -> common
-        do throws(LuaError) {
-            try stack.load(bytes: PackageResources.ToolboxCommon_lua, name: "=bk/ToolboxCommon.lua")
-        } catch {
-            throw .message("toolbox: \(error.message)")
-        }
-        stack.pushGlobalTable()
-        BKModule.pushModule(on: stack)
-        ToolboxNatives.push(on: stack)
-        guard stack.protectedCall(arguments: 3, results: 1, handler: handler) == LUA_OK,
-              stack.type(at: -1) == .table else {
-            throw .message("toolbox: \(stack.toString(-1) ?? "?")")
+        try run(PackageResources.ToolboxCommon_lua, "=bk/ToolboxCommon.lua", on: stack, handler: handler) {
+            stack.pushGlobalTable()
+            BKModule.pushModule(on: stack)
+            ToolboxNatives.push(on: stack)
+            return 3
         }
         let common = stack.top
         stack.pushNewTable(recordCount: Int32(names.count))
         let functions = stack.top
         for chunk in chunks {
-            do throws(LuaError) {
-                try stack.load(bytes: chunk.bytes, name: chunk.name)
-            } catch {
-                throw .message("toolbox: \(error.message)")
-            }
-            stack.pushGlobalTable()
-            stack.pushCopy(of: common)
-            guard stack.protectedCall(arguments: 2, results: 1, handler: handler) == LUA_OK,
-                  stack.type(at: -1) == .table else {
-                throw .message("toolbox: \(stack.toString(-1) ?? "?")")
+            // Each chunk(globals, common) -> its table of helpers.
+            try run(chunk.bytes, chunk.name, on: stack, handler: handler) {
+                stack.pushGlobalTable()
+                stack.pushCopy(of: common)
+                return 2
             }
             stack.pushNil()
             while stack.next(-2) {
@@ -166,5 +174,17 @@ enum CollectionToolbox {
         stack.pushCopy(of: functions)
         stack.replace(at: base + 1)
         stack.top = base + 1
+    }
+
+    /// Runs one of the toolbox's chunks, which must return a table (left on top).
+    private static func run(_ bytes: [UInt8], _ name: String, on stack: LuaStack, handler: Int32,
+                            pushArguments: () -> Int32) throws(LuaRaise) {
+        do throws(EmbeddedChunkFailure) {
+            try stack.runEmbeddedChunk(bytes, name: name, results: 1, handler: handler, pushArguments: pushArguments)
+        } catch {
+            if case .load(let error) = error { throw .message("toolbox: \(error.message)") }
+            throw .message("toolbox: \(stack.toString(-1) ?? "?")")
+        }
+        guard stack.type(at: -1) == .table else { throw .message("toolbox: \(stack.toString(-1) ?? "?")") }
     }
 }

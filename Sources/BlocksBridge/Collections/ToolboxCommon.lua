@@ -21,7 +21,8 @@ local tointeger, mathtype = G.math.tointeger, G.math.type
 local common = {
   ARRAY = native.array, DICTIONARY = native.dictionary, SET = native.set, ORDERED = native.orderedSet,
   INDEXSET = native.indexSet, MEMBERS = native.members, null = bk.null,
-  newtable = native.newtable, spliceable = native.spliceable, uniform = native.uniform,
+  newtable = native.newtable, spliceable = native.spliceable, splicePlain = native.splicePlain,
+  uniform = native.uniform,
   -- The kinds' numbers as `contents` answers them (CollectionKind's raw values).
   KIND_ARRAY = native.kinds.array, KIND_DICTIONARY = native.kinds.dictionary, KIND_SET = native.kinds.set,
   KIND_ORDERED = native.kinds.orderedSet, KIND_INDEXSET = native.kinds.indexSet,

@@ -1,8 +1,10 @@
+import CLuaShim
+
 /// What the toolbox's Lua (`ToolboxCommon.lua`) cannot do safely or quickly itself: see what a
 /// table really holds (raw, whatever its metatable or `#t` says) and make tables of an exact size.
 /// Each is called once per helper call (or per nested list in `flatten`), never per element.
 enum ToolboxNatives {
-    /// Pushes the natives' table: `contents`, `spliceable`, `newtable`, `uniform`, the kinds' metatables
+    /// Pushes the natives' table: `contents`, `spliceable`, `splicePlain`, `newtable`, `uniform`, the kinds' metatables
     /// (`array`, ..., `indexSet`), the sets' membership registry (`members`) and `kinds` (the
     /// numbers `contents` answers).
     static func push(on stack: LuaStack) {
@@ -12,6 +14,8 @@ enum ToolboxNatives {
         stack.rawSet(natives, field: "contents")
         stack.push(function: "spliceable") { stack throws(LuaRaise) in try spliceable(stack) }
         stack.rawSet(natives, field: "spliceable")
+        stack.push(cFunction: bk_toolbox_splice)  // C: flatten's plain lists (ToolboxSplice.c)
+        stack.rawSet(natives, field: "splicePlain")
         stack.push(function: "newtable") { stack throws(LuaRaise) in
             stack.pushNewTable(existingArrayCount: stack.toInteger(1) ?? 0, recordCount: stack.toInteger(2) ?? 0)
             return 1

@@ -9,7 +9,7 @@ local collection, checkFunction, checkInteger, argError = common.collection, com
 local collectionBound = common.collectionBound
 local elements, keysOf, array, dictionary, list = common.elements, common.keysOf, common.array, common.dictionary,
   common.list
-local spliceable, ARRAY, null = common.spliceable, common.ARRAY, common.null
+local spliceable, splicePlain, ARRAY, null = common.spliceable, common.splicePlain, common.ARRAY, common.null
 local type, next, rawget, rawequal, setmetatable = G.type, G.next, G.rawget, G.rawequal, G.setmetatable
 local getmetatable = G.getmetatable
 local select = G.select
@@ -66,9 +66,26 @@ function toolbox.zip(...)
 end
 
 --- Appends the elements of `source[1..n]` to `result` (at `count`), splicing lists `depth` levels.
---- A table with no metatable is read here (its reads are raw: `v[m + 1]` up to the first nil);
---- any other table is asked of the native (bk's kinds, observed tables, foreign metatables).
+--- A table with no metatable is read here (its reads are raw: `v[1]`, `v[2]`, ... up to the first
+--- nil); any other table is asked of the native (bk's kinds, observed tables, foreign metatables).
+--- The last level's plain lists are spliced by `splicePlain` (C: no call per list).
 local function splice(result, count, source, n, depth)
+  if depth == 1 then
+    local i = 1
+    while true do
+      count, i = splicePlain(result, count, source, i, n)
+      if i > n then return count end
+      local v = source[i]  -- a table with a metatable
+      local inner, m = spliceable(v)
+      if inner ~= nil then
+        count = splice(result, count, inner, m, 0)
+      else
+        count = count + 1
+        result[count] = v
+      end
+      i = i + 1
+    end
+  end
   for i = 1, n do
     local v = source[i]
     if depth > 0 and type(v) == "table" then
@@ -189,11 +206,23 @@ function toolbox.slice(c, i, j)
 end
 
 function toolbox.take(c, k)
-  local t, kind, n = collection(c, 1, "take")
+  local t, kind, n = collectionBound(c, 1, "take")
   local count = checkInteger(k, 2, "take")
   if count < 0 then argError(2, "take", "count must be non-negative") end
-  local source, total = elements(t, kind, n)
-  return range(source, 1, count < total and count or total)
+  if kind == KIND_DICTIONARY then
+    local source, total = elements(t, kind, n)
+    return range(source, 1, count < total and count or total)
+  end
+  -- Lists: up to `count` elements, stopping at the first nil before the raw border `n` (no
+  -- counting pass over the rest; nothing is sized by `n` or `count`).
+  if count > n then count = n end
+  local result = list(0)
+  for i = 1, count do
+    local v = t[i]
+    if v == nil then break end
+    result[i] = v
+  end
+  return array(result)
 end
 
 function toolbox.drop(c, k)

@@ -33,34 +33,63 @@ local function combine(a, b, name, mode)
   local sb, nb = operand(b, 2, name)
   local mb = membersOf(sb, nb, 2, name, 4)
   local result, members, count = list(0), newtable(0, na), 0
-  for i = 1, na do
-    local v = sa[i]
-    if v ~= v then nanError(1, name, nil, i, false) end
-  end
+  local ma = members  -- the elements of `a` seen so far (a union's members are exactly those)
+  -- A NaN element of `a` is an error: checked where each element is first seen (NaN is never a
+  -- member, so every NaN reaches that check).
   if mode == UNION then
     for i = 1, na do
       local v = sa[i]
-      if members[v] == nil then members[v] = true count = count + 1 result[count] = v end
+      if members[v] == nil then
+        if v ~= v then nanError(1, name, nil, i, false) end
+        members[v] = true
+        count = count + 1
+        result[count] = v
+      end
     end
   elseif mode == INTERSECTION then
     for i = 1, na do
       local v = sa[i]
-      if members[v] == nil and mb[v] ~= nil then members[v] = true count = count + 1 result[count] = v end
+      if members[v] == nil then
+        if v ~= v then nanError(1, name, nil, i, false) end
+        if mb[v] ~= nil then
+          members[v] = true
+          count = count + 1
+          result[count] = v
+        end
+      end
     end
-  else
+  elseif mode == DIFFERENCE then
     for i = 1, na do
       local v = sa[i]
-      if members[v] == nil and mb[v] == nil then members[v] = true count = count + 1 result[count] = v end
+      if members[v] == nil then
+        if v ~= v then nanError(1, name, nil, i, false) end
+        if mb[v] == nil then
+          members[v] = true
+          count = count + 1
+          result[count] = v
+        end
+      end
+    end
+  else  -- SYMMETRIC: `ma` records all of `a` for the walk of `b`
+    ma = newtable(0, na)
+    for i = 1, na do
+      local v = sa[i]
+      if ma[v] == nil then
+        if v ~= v then nanError(1, name, nil, i, false) end
+        ma[v] = true
+        if mb[v] == nil then
+          members[v] = true
+          count = count + 1
+          result[count] = v
+        end
+      end
     end
   end
   local indexes = kind == KIND_INDEXSET
   if mode == UNION or mode == SYMMETRIC then
-    -- `a`'s own elements are in `members` for a union; a symmetric difference needs them all.
-    local ma = members
-    if mode == SYMMETRIC then ma = membersOf(sa, na, 1, name, 4) end
     for i = 1, nb do
       local v = sb[i]
-      if ma[v] == nil and members[v] == nil then
+      if ma[v] == nil and (ma == members or members[v] == nil) then
         if indexes then
           v = indexValue(v)
           if v == nil then

@@ -72,9 +72,10 @@ return function(a, n, by)
 end
 ]]
 
---- The merge sort with `LESS(x, y)` written as `compare` (`%1`, `%2`: the operands).
+--- The merge sort with `LESS(x, y)` written as `compare` (`%1`, `%2`: the operands), in
+--- parentheses: `not LESS(x, y)` must stay `not (x < y)`, never `(not x) < y`.
 local function mergeSort(name, compare)
-  local source = MERGE_SORT:gsub("LESS%(([^,]+), ([^)]+%]?)%)", compare)
+  local source = MERGE_SORT:gsub("LESS%(([^,]+), ([^)]+%]?)%)", "(" .. compare .. ")")
   return G.load(source, "=bk/ToolboxSorting.lua (" .. name .. ")", "t", {})(list)
 end
 local sortWith = mergeSort("block", "by(%1, %2)")

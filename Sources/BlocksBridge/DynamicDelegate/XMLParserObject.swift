@@ -66,7 +66,7 @@ final class XMLParserObject: LuaBridged {
         let object = try stack.checkObject(XMLParserObject.self, at: 1)
         guard !object.running else { throw .message("parse already in progress") }
         let parse: XMLParserPlugin.Parse
-        switch XMLParserPlugin.parse {
+        switch XMLParserPlugin.parse(in: stack) {
         case .success(let function): parse = function
         case .failure(let error): throw .message(error.text)
         }

@@ -21,23 +21,25 @@ enum EventDispatch {
         stack.remove(at: -2)  // the global table
         let xpcall = stack.top
         let handler = stack.pushMessageHandler()
-        do throws(LuaError) {
-            try stack.load(bytes: PackageResources.EventDispatch_lua, name: "=bk/EventDispatch.lua")
+        do throws(EmbeddedChunkFailure) {
+            try stack.runEmbeddedChunk(PackageResources.EventDispatch_lua, name: "=bk/EventDispatch.lua", results: 1,
+                                       handler: handler) {
+                stack.pushCopy(of: xpcall)
+                stack.push(cFunction: bk_recordtraceback)  // the value stays; report finds its traceback
+                stack.push(function: "report") { stack throws(LuaRaise) in
+                    stack.top = 1
+                    // A cancelled task's cancellation ends the task, not the callback alone (not reported).
+                    if TaskEngine.endsCancelledTask(stack) { throw .valueOnTop }
+                    stack.reportError()
+                    return 0
+                }
+                return 3
+            }
         } catch {
             stack.top = base
             return false
         }
-        stack.pushCopy(of: xpcall)
-        stack.push(cFunction: bk_recordtraceback)  // the value stays; report finds its traceback
-        stack.push(function: "report") { stack throws(LuaRaise) in
-            stack.top = 1
-            // A cancelled task's cancellation ends the task, not the callback alone (not reported).
-            if TaskEngine.endsCancelledTask(stack) { throw .valueOnTop }
-            stack.reportError()
-            return 0
-        }
-        guard stack.protectedCall(arguments: 3, results: 1, handler: handler) == LUA_OK,
-              stack.type(at: -1) == .function else {
+        guard stack.type(at: -1) == .function else {
             stack.top = base
             return false
         }

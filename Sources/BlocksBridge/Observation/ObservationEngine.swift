@@ -25,15 +25,17 @@ enum ObservationEngine {
         if stack.rawGet(LuaStack.registryIndex, field: registryKey) == .table { return }
         stack.pop()
         let handler = stack.pushMessageHandler()
-        do throws(LuaError) {
-            try stack.load(bytes: source, name: "=bk/ObservationEngine.lua")
+        do throws(EmbeddedChunkFailure) {
+            try stack.runEmbeddedChunk(source, name: "=bk/ObservationEngine.lua", results: 1, handler: handler) {
+                stack.pushGlobalTable()
+                pushNatives(on: stack)
+                return 2
+            }
         } catch {
+            guard case .load(let error) = error else { throw .valueOnTop }
             stack.pop()
             throw .message("observation engine: \(error)")
         }
-        stack.pushGlobalTable()
-        pushNatives(on: stack)
-        try stack.callBlock(arguments: 2, results: 1, handler: handler)
         stack.remove(at: handler)
         stack.pushCopy(of: -1)
         stack.rawSet(LuaStack.registryIndex, field: registryKey)

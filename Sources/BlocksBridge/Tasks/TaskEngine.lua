@@ -148,6 +148,8 @@ local sequence = 0         -- orders task endings, for awaitAll / awaitAny "firs
 -- The coroutines of cancelled tasks (weak): an observer or event handler that gets bk.cancelled
 -- there raises it on instead of reporting it (TaskEngine.raisesCancellation, Swift).
 local cancelledThreads = setmetatable({}, { __mode = "k" })
+-- Every task's coroutine (weak): the profiler labels a stack sampled in one as the task's.
+local taskThreads = setmetatable({}, { __mode = "k" })
 
 -- The running task: the current task when the running coroutine is its own (a plain coroutine
 -- inside a task, a delayed block, the main chunk: none).
@@ -418,6 +420,7 @@ local function newTask(f, block)
   local task = setmetatable({ co = create(f), state = RUNNING, block = block, object = false,
     sleep = nil, woke = nil, seq = nil, results = nil, parked = nil }, Record)
   task.object = setmetatable({ [RECORD] = task }, Task)
+  taskThreads[task.co] = true
   return task
 end
 
@@ -929,6 +932,7 @@ return {
   waitFor = waitFor,
   isTask = isTask,
   cancelledThreads = cancelledThreads,
+  taskThreads = taskThreads,
   cancel = function(object)
     local t = recordOf(object)
     if t ~= nil then cancel(t) end

@@ -190,17 +190,20 @@ enum TaskEngine {
     /// puts its functions into the engine's functions, just below `engine`.
     private static func loadRateLimiting(on stack: LuaStack, natives: Int32, engine: Int32,
                                          handler: Int32) throws(LuaRaise) {
-        do throws(LuaError) {
-            try stack.load(bytes: PackageResources.RateLimiting_lua, name: "=bk/RateLimiting.lua")
+        do throws(EmbeddedChunkFailure) {
+            try stack.runEmbeddedChunk(PackageResources.RateLimiting_lua, name: "=bk/RateLimiting.lua", results: 1,
+                                       handler: handler) {
+                stack.pushGlobalTable()
+                BKModule.pushModule(on: stack)
+                stack.pushCopy(of: natives)
+                stack.pushCopy(of: engine)
+                return 4
+            }
         } catch {
-            throw .message("tasks: \(error.message)")
+            if case .load(let error) = error { throw .message("tasks: \(error.message)") }
+            throw .message("tasks: \(stack.toString(-1) ?? "?")")
         }
-        stack.pushGlobalTable()
-        BKModule.pushModule(on: stack)
-        stack.pushCopy(of: natives)
-        stack.pushCopy(of: engine)
-        guard stack.protectedCall(arguments: 4, results: 1, handler: handler) == LUA_OK,
-              stack.type(at: -1) == .table else {
+        guard stack.type(at: -1) == .table else {
             throw .message("tasks: \(stack.toString(-1) ?? "?")")
         }
         let limiters = stack.top
@@ -219,15 +222,16 @@ enum TaskEngine {
         let handler = stack.pushMessageHandler()
         TaskPrimitives.push(on: stack)
         let natives = stack.top  // given to the engine and to RateLimiting.lua
-        do throws(LuaError) {
-            try stack.load(bytes: PackageResources.TaskEngine_lua, name: "=bk/TaskEngine.lua")
+        do throws(EmbeddedChunkFailure) {
+            try stack.runEmbeddedChunk(PackageResources.TaskEngine_lua, name: "=bk/TaskEngine.lua", results: 2,
+                                       handler: handler) {
+                stack.pushGlobalTable()
+                BKModule.pushModule(on: stack)
+                stack.pushCopy(of: natives)
+                return 3
+            }
         } catch {
-            throw .message("tasks: \(error.message)")
-        }
-        stack.pushGlobalTable()
-        BKModule.pushModule(on: stack)
-        stack.pushCopy(of: natives)
-        guard stack.protectedCall(arguments: 3, results: 2, handler: handler) == LUA_OK else {
+            if case .load(let error) = error { throw .message("tasks: \(error.message)") }
             let message = stack.toString(-1) ?? "?"
             throw .message("tasks need the base, coroutine and table libraries (\(message))")
         }

@@ -127,6 +127,7 @@ enum ParallelCollections {
             throw .message(error.message)
         }
         defer { pool.giveBack(states) }
+        let session = stack.state.profileSession  // the pool states join a run sampling the caller
         for state in states {
             let copied: Bool = state.lock.withLock {
                 state.stack.top = 0
@@ -175,6 +176,8 @@ enum ParallelCollections {
             WorkerPool.queue.async {
                 let state = handed.value
                 state.lock.withLock {
+                    let profiled = session?.attach(state.stack, label: "worker pool")
+                    defer { profiled?.detach(on: state.stack) }
                     state.resetLimits()
                     walk(state.stack, dictionary: dictionary, mapping: mapping)
                 }

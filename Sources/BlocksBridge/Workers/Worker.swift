@@ -23,6 +23,8 @@ public final class Worker: LuaBridged, @unchecked Sendable {
     private var copyingResults = false
     /// The parent's loop: a running worker keeps it alive, and its end wakes it.
     let parentLoop: EventLoop
+    /// The profiling run sampling the parent when the worker started (set before its thread starts).
+    var profileSession: ProfileSession?
 
     init(state: LuaState, parentLoop: EventLoop) {
         self.state = state
@@ -116,6 +118,8 @@ public final class Worker: LuaBridged, @unchecked Sendable {
         } else if let state = condition.withLock({ self.state }) {
             ok = state.lock.withLock {
                 let stack = state.stack
+                let profiled = profileSession?.attach(stack, label: "worker")
+                defer { profiled?.detach(on: stack) }
                 state.resetLimits()
                 let arguments = stack.top - 1
                 _ = stack.pushMessageHandler()

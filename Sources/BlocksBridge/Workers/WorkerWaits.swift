@@ -17,14 +17,17 @@ enum WorkerWaits {
         TaskEngine.extend(on: stack) { stack in
             stack.push(function: "workers") { stack throws(LuaRaise) in
                 let engine = stack.top
-                do throws(LuaError) {
-                    try stack.load(bytes: PackageResources.WorkerWaits_lua, name: "=bk/WorkerWaits.lua")
+                do throws(EmbeddedChunkFailure) {
+                    try stack.runEmbeddedChunk(PackageResources.WorkerWaits_lua, name: "=bk/WorkerWaits.lua",
+                                               results: 1, handler: 0) {
+                        stack.pushCopy(of: engine)
+                        pushNatives(on: stack)
+                        return 2
+                    }
                 } catch {
-                    throw .message("workers: \(error.message)")
+                    if case .load(let error) = error { throw .message("workers: \(error.message)") }
+                    throw .valueOnTop
                 }
-                stack.pushCopy(of: engine)
-                pushNatives(on: stack)
-                guard stack.protectedCall(arguments: 2, results: 1, handler: 0) == LUA_OK else { throw .valueOnTop }
                 stack.rawSet(LuaStack.registryIndex, field: registryKey)
                 return 0
             }

@@ -32,6 +32,7 @@ extension BKLibrary {
             }
             let worker = Worker(state: state, parentLoop: stack.eventLoop)
             stack.push(newObject: worker)
+            worker.profileSession = stack.state.profileSession
             worker.start()
             return 1
         },

@@ -26,6 +26,7 @@
 #include "CLuaShimPlugin.h"  // libraries loaded at first use (libbkxml.so)
 #include "CLuaShimTraceback.h"  // bk_luatraceback
 #include "CLuaShimDebugger.h"  // the debugger's hook client
+#include "CLuaShimProfiler.h"  // the sampling profiler
 
 // MARK: - Per-state runtime data shared by C and Swift
 
@@ -71,6 +72,7 @@ typedef struct bk_runtime {
     void *base_ud;
     void *reserve;                // emergency reserve, freed when an allocation inside Swift fails
     int reserve_spent;            // the reserve was used: the trampoline raises "not enough memory"
+    bk_runtime_profiling profiling;  // the sampling profiler (ProfilerSampler.c)
     // The hook hub (Hook.c).
     int limits_hooked;            // the limits' count events are wanted (a sandbox, a limit, an
                                   // interrupt asked for); atomic: set from other threads
@@ -251,6 +253,12 @@ int bk_errorreport(lua_State *L);
 /// lua_CFunction () -> whether the state is closing (rule 10): each entry of the tasks engine asks
 /// first and refuses, naming itself (Tasks.c). C, not Swift: it is on bk.async's and bk.await's path.
 int bk_stateclosing(lua_State *L);
+
+/// lua_CFunction (result, count, source, i, n) -> count', stop: the toolbox's flatten by one level
+/// (ToolboxSplice.c): appends source[i..n] to result after `count`, each table with no metatable
+/// and a first element by its elements up to the first nil (raw); stops at the first table with a
+/// metatable, whose position it returns (n + 1 when it reached the end).
+int bk_toolbox_splice(lua_State *L);
 
 /// Installs the panic and warning functions luaL_newstate would (warnings start off; "@on"/"@off").
 void bk_setdefaulthandlers(lua_State *L);

@@ -1,0 +1,277 @@
+-- bklua --profile: samples by CPU time across the main code, tasks and workers; the .folded and
+-- .svg files it writes (the SVG opened in headless Chromium); what a profiled run survives.
+-- luacheck: globals chromiumChecked (set once: whether Chromium could run, with why not)
+
+local BKLUA = assert(os.getenv("BKLUA"), "BKLUA must name the bklua binary")
+
+local tmp = os.tmpname()
+os.remove(tmp)
+os.execute("mkdir -p " .. tmp)
+local function file(name, text)
+  local path = tmp .. "/" .. name
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+  return path
+end
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+-- Runs bklua with `options` on `script` (in tmp); returns its output (stdout and stderr), exit code.
+local function profile(options, script, args)
+  return shell("cd " .. tmp .. " && timeout 300 " .. BKLUA .. " " .. options .. " " .. script .. " " .. (args or ""))
+end
+
+-- The folded file's stacks: { {frames = {...}, count = n, text = line} }, and the total samples.
+local function parseFolded(text)
+  local stacks, total = {}, 0
+  for line in text:gmatch("[^\n]+") do
+    local stack, count = line:match("^(.+) (%d+)$")
+    assert(stack, "not a folded line: " .. line)
+    local frames = {}
+    for frame in (stack .. ";"):gmatch("([^;]*);") do frames[#frames + 1] = frame end
+    stacks[#stacks + 1] = { frames = frames, count = tonumber(count), text = stack }
+    total = total + tonumber(count)
+  end
+  return stacks, total
+end
+
+-- Samples of the stacks with a frame matching `pattern` (a Lua pattern on each frame).
+local function samplesIn(stacks, pattern)
+  local n = 0
+  for _, s in ipairs(stacks) do
+    for _, frame in ipairs(s.frames) do
+      if frame:find(pattern) then
+        n = n + s.count
+        break
+      end
+    end
+  end
+  return n
+end
+
+-- Three equal loops: in the main code, in a task, in a worker (its own thread), and two waits that
+-- spend no CPU time (bk.sleep runs the loop, a read blocks on a pipe).
+local hot = file("hot.lua", [[
+local N = tonumber(arg[1])
+local function mainHot(n) local x = 0 for i = 1, n do x = x + i % 3 end return x end
+local function taskHot(n) local x = 0 for i = 1, n do x = x + i % 3 end return x end
+local function blockedSleep() bk.sleep(0.4) end
+local function blockedRead() local p = io.popen("sleep 0.4; echo done") local s = p:read("a") p:close() return s end
+local w = bk.worker(function(n)
+  local function workerHot(m) local x = 0 for i = 1, m do x = x + i % 3 end return x end
+  local x = workerHot(n)  -- not a tail call: a tail-called function has no name to show
+  return x
+end, N)
+local t = bk.async(function() local x = taskHot(N) return x end)
+mainHot(N)
+bk.await(t)
+w:result()
+blockedSleep()
+blockedRead()
+]])
+
+local N = 12000000
+
+test("hot functions in the main code, a task and a worker come out on top, in equal shares (+-15%)", function()
+  local out, code = profile("--profile=hot.folded", hot, N)
+  eq(code, 0, out)
+  local text = assert(read(tmp .. "/hot.folded"), "no hot.folded written\n" .. out)
+  local stacks, total = parseFolded(text)
+  ok(total > 100, "too few samples: " .. total)
+  local main, task, worker = samplesIn(stacks, "%(mainHot%)$"), samplesIn(stacks, "%(taskHot%)$"), samplesIn(stacks, "%(workerHot%)$")
+  local mean = (main + task + worker) / 3
+  for name, n in pairs({ mainHot = main, taskHot = task, workerHot = worker }) do
+    ok(math.abs(n / mean - 1) <= 0.15, ("%s has %d samples, the three's mean is %.0f\n%s"):format(name, n, mean, text))
+  end
+  ok((main + task + worker) / total >= 0.8, ("the hot functions have %d of %d samples\n%s"):format(main + task + worker, total, text))
+  -- Labelled: the task's stacks start at `task <its function>`, the worker's at `worker`.
+  for _, s in ipairs(stacks) do
+    local leaf = s.frames[#s.frames]
+    if leaf:find("%(taskHot%)$") then ok(s.frames[1]:find("^task hot%.lua:%d+$"), s.text) end
+    if leaf:find("%(workerHot%)$") then eq(s.frames[1], "worker", s.text) end
+    if leaf:find("%(mainHot%)$") then eq(s.frames[1], "main", s.text) end
+  end
+  -- Waiting is not hot: 0.8 s of sleep and read got (next to) no samples, where a loop of the
+  -- same length would have had hundreds.
+  local blocked = samplesIn(stacks, "blocked")
+  ok(blocked <= 0.02 * total, ("the waits have %d of %d samples\n%s"):format(blocked, total, text))
+  -- The summary on stderr: the three on top.
+  local top = out:match("self +total +function\n(.*)$") or ""
+  local lines = {}
+  for line in top:gmatch("[^\n]+") do lines[#lines + 1] = line end
+  for i = 1, 3 do ok(lines[i] and lines[i]:find("Hot%)$"), "top ten:\n" .. out) end
+  ok(out:find("bklua: profile written to hot.folded", 1, true), out)
+end)
+
+test("--profile-rate=N: samples per CPU second", function()
+  local _, code = profile("--profile=fast.folded --profile-rate=2000", hot, N // 2)
+  eq(code, 0)
+  local _, code2 = profile("--profile=slow.folded --profile-rate=200", hot, N // 2)
+  eq(code2, 0)
+  local _, fast = parseFolded(assert(read(tmp .. "/fast.folded")))
+  local _, slow = parseFolded(assert(read(tmp .. "/slow.folded")))
+  ok(fast / slow > 7 and fast / slow < 13, ("2000/s gave %d samples, 200/s gave %d"):format(fast, slow))
+end)
+
+test("bad --profile options are refused as lua.c refuses an unknown option", function()
+  for _, option in ipairs({ "--profile-rate=0", "--profile-rate=x", "--profile=", "--profiles" }) do
+    local out, code = profile(option, hot, 10)
+    eq(code, 1, option)
+    ok(out:find("unrecognized option '" .. option .. "'", 1, true), out)
+  end
+end)
+
+test("the default file is bklua-profile.svg; a Swift function burning CPU shows as itself", function()
+  os.remove(tmp .. "/bklua-profile.svg")
+  -- bk.isTransferable walks the whole table in Swift: the CPU is spent there, not in Lua.
+  local script = file("swift.lua", [[
+local big = {}
+for i = 1, 200000 do big[i] = { i, tostring(i) } end
+local function check() for _ = 1, 40 do bk.isTransferable(big) end end
+check()
+]])
+  local out, code = profile("--profile", script)
+  eq(code, 0, out)
+  local svg = assert(read(tmp .. "/bklua-profile.svg"), out)
+  ok(svg:find("^<%?xml"), "an SVG document")
+  ok(svg:find("[Swift] isTransferable", 1, true), "the Swift frame is in the graph")
+  ok(out:find("%[Swift%] isTransferable"), out)
+  ok(svg:find("<script", 1, true) and not svg:find("https?://[^\"]*%.js"), "self-contained")
+end)
+
+test("the profile is written when the script calls os.exit, also closing the state", function()
+  for _, close in ipairs({ "false", "true" }) do
+    local script = file("exit.lua", ([[
+local function spinning() local x = 0 for i = 1, 3000000 do x = x + i end return x end
+local w = bk.worker(function() local x = 0 for i = 1, 1e9 do x = x + i end return x end)  -- never awaited
+spinning()
+os.exit(3, %s)
+]]):format(close))
+    os.remove(tmp .. "/exit.folded")
+    local out, code = profile("--profile=exit.folded", script)
+    eq(code, 3, out)
+    local stacks = parseFolded(assert(read(tmp .. "/exit.folded"), "no profile after os.exit(3, " .. close .. ")\n" .. out))
+    ok(samplesIn(stacks, "%(spinning%)$") > 0, close)
+  end
+end)
+
+test("hostile runs: tasks cancelled and closed mid-call, finalizers calling bk, 10,000-deep recursion", function()
+  local script = file("hostile.lua", [[
+local function spin(n) local x = 0 for i = 1, n do x = x + i end return x end
+-- Finalizers that call bk, run by the collector in the middle of sampled code.
+for _ = 1, 2000 do setmetatable({}, { __gc = function() bk.now() end }) end
+-- A task cancelled while it runs and one whose coroutine is closed at a suspension.
+local co2
+local t1 = bk.async(function() while true do spin(1e5) bk.sleep(0) end end)
+local t2 = bk.async(function() co2 = coroutine.running() spin(1e5) bk.sleep(10) end)
+bk.sleep(0.05)
+t1:cancel()
+coroutine.close(co2)
+pcall(bk.await, t1)
+pcall(bk.await, t2)
+-- 10,000 frames deep, burning CPU at the bottom.
+local function deep(n) if n == 0 then local r = spin(3e6) return r end return deep(n - 1) + 0 end
+deep(10000)
+-- A coroutine of the script's own.
+local co = coroutine.wrap(function() spin(1e6) coroutine.yield() spin(1e6) end)
+co() co()
+collectgarbage()
+print("done")
+]])
+  local out, code = profile("--profile=hostile.folded", script)
+  eq(code, 0, out)
+  ok(out:find("done", 1, true), out)
+  local stacks = parseFolded(assert(read(tmp .. "/hostile.folded")))
+  -- The deep stacks keep their innermost frames under a "..." root.
+  local deep = 0
+  for _, s in ipairs(stacks) do
+    if s.frames[#s.frames]:find("%(spin%)$") and s.frames[2] == "..." then deep = deep + s.count end
+  end
+  ok(deep > 0, "deep recursion sampled")
+  ok(samplesIn(stacks, "^coroutine hostile%.lua") > 0, "the script's coroutine is labelled")
+end)
+
+test("samples have no frame of the bridge's own Lua", function()
+  local stacks = parseFolded(assert(read(tmp .. "/hot.folded")))
+  for _, s in ipairs(stacks) do ok(not s.text:find("bk/", 1, true), s.text) end
+end)
+
+-- The flame graph in a real browser. Chromium (Debian's package) is needed; when it cannot run,
+-- the test says so and why (it is not counted as passed).
+local CHROMIUM = os.getenv("CHROMIUM") or "chromium"
+local function chromium(args)
+  return shell("timeout 120 " .. CHROMIUM .. " --headless --no-sandbox --disable-gpu --no-first-run " ..
+    "--disable-dev-shm-usage --user-data-dir=" .. tmp .. "/chromium-profile " .. args)
+end
+local function chromiumWorks()
+  if chromiumChecked == nil then
+    local out = chromium("--dump-dom 'data:text/html,<p>ok</p>'")
+    chromiumChecked = out and out:find("<p>ok</p>", 1, true) and true or (out or "no output")
+  end
+  return chromiumChecked == true, chromiumChecked
+end
+
+local function browserTest(name, fn)
+  local works, why = chromiumWorks()
+  if works then return test(name, fn) end
+  print("SKIPPED test_profiler: " .. name .. " (" .. CHROMIUM .. " cannot run here: " ..
+    tostring(why):sub(1, 200):gsub("\n", " ") .. "; install Debian's chromium)")
+end
+
+browserTest("the SVG flame graph renders its frames in headless Chromium (screenshot, DOM)", function()
+  local out, code = profile("--profile=graph.svg", hot, N // 4)
+  eq(code, 0, out)
+  local path = tmp .. "/graph.svg"
+  -- The DOM once the graph's script ran: it counts the frames it shows.
+  local dom = chromium("--dump-dom 'file://" .. path .. "'")
+  local rendered = tonumber(dom:match('data%-rendered="(%d+)"'))
+  ok(rendered and rendered >= 8, "frames rendered: " .. tostring(rendered) .. "\n" .. dom:sub(1, 500))
+  ok(dom:find("(mainHot)", 1, true) and dom:find("(workerHot)", 1, true), "frames named")
+  -- Search (#search=RE) highlights and measures; zoom (#zoom=TEXT) lays out the frame full width.
+  local searched = chromium("--dump-dom 'file://" .. path .. "#search=Hot'")
+  local matched, total = tonumber(searched:match('data%-matched="(%d+)"')), tonumber(searched:match('data%-total="(%d+)"'))
+  ok(matched and total and matched > 0.8 * total and matched <= total, "search matched " .. tostring(matched))
+  local zoomed = chromium("--dump-dom 'file://" .. path .. "#zoom=workerHot'")
+  ok(zoomed:find('data%-zoomed="[^"]*workerHot'), "zoomed")
+  local zoomedCount = tonumber(zoomed:match('data%-rendered="(%d+)"'))
+  ok(zoomedCount and zoomedCount < rendered, "zooming hides the frames outside")
+  -- A screenshot: the frames are coloured boxes on a plain background.
+  local png = tmp .. "/graph.png"
+  os.remove(png)
+  chromium("--hide-scrollbars --window-size=1200,500 --screenshot=" .. png .. " 'file://" .. path .. "'")
+  local counted = shell("python3 -c '" .. [[
+import sys, zlib, struct
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n"
+pos, chunks, w, h = 8, b"", 0, 0
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8]); body = data[pos + 8:pos + 8 + n]; pos += 12 + n
+    if kind == b"IHDR": w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+    if kind == b"IDAT": chunks += body
+bpp = {2: 3, 6: 4}[ctype]; raw = zlib.decompress(chunks); stride = w * bpp; prev = bytearray(stride); coloured = 0
+for y in range(h):
+    f = raw[y * (stride + 1)]; line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    for i in range(stride):
+        a = line[i - bpp] if i >= bpp else 0; b = prev[i]; c = prev[i - bpp] if i >= bpp else 0
+        if f == 1: line[i] = (line[i] + a) & 255
+        elif f == 2: line[i] = (line[i] + b) & 255
+        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    for x in range(0, stride, bpp):
+        r, g, bl = line[x], line[x + 1], line[x + 2]
+        if max(r, g, bl) - min(r, g, bl) > 60: coloured += 1
+    prev = line
+print("coloured", coloured, "of", w * h)
+]] .. "' " .. png)
+  local coloured, all = counted:match("coloured (%d+) of (%d+)")
+  ok(coloured and tonumber(coloured) > 0.05 * tonumber(all), "coloured pixels: " .. counted)
+  print("     (screenshot: " .. png .. ", " .. counted:gsub("\n", "") .. ")")
+end)
