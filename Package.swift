@@ -49,6 +49,7 @@ let package = Package(
                 .embedInCode("Collections/ToolboxSequences.lua"),
                 .embedInCode("Collections/ToolboxAggregates.lua"),
                 .embedInCode("Collections/ToolboxSetAlgebra.lua"),
+                .embedInCode("Debugger/DebugAgent.lua"),
             ]
         ),
         .target(name: "BlocksBridgeXML"),

@@ -35,6 +35,7 @@ do {
         + (try toolboxBenchmarks(count: 1_000_000 / scale))
         + (try workerBenchmarks(elements: 64, trivialCount: 100_000, roundTrips: 20_000 / scale))
         + (try exportedClassBenchmarks(calls: 5_000_000 / scale))
+        + (try debuggerBenchmarks(hits: 100_000 / scale))
         + (try profilerBenchmarks())
     try runBenchmarks(benchmarks, rounds: rounds, filter: filter)
 } catch {

@@ -464,7 +464,21 @@ static void bk_pushtraceback(lua_State *L, int idx) {
     }
 }
 
+static int bk_record(lua_State *L);
+
 int bk_recordtraceback(lua_State *L) {
+    lua_settop(L, 1);
+    bk_debugger_exception(L, 0);  // a debugger's "all" exception breakpoint: a block's error
+    return bk_record(L);
+}
+
+int bk_hostcalltraceback(lua_State *L) {
+    lua_settop(L, 1);
+    bk_debugger_exception(L, 1);  // a debugger's "uncaught" exception breakpoint: nothing in Lua caught it
+    return bk_record(L);
+}
+
+static int bk_record(lua_State *L) {
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_last_error_key) != LUA_TNIL && lua_rawequal(L, -1, 1)) {
         lua_settop(L, 1);  // already recorded deeper down (an error crossing several helpers)
         if (bk_complete_awaited(L, L, 2) >= 0) return 1;  // 2: above the `error` that raised
@@ -516,12 +530,16 @@ int bk_recordawaitedtraceback(lua_State *L) {
 }
 
 int bk_traceback(lua_State *L) {
+    if (lua_gettop(L) >= 1) {
+        lua_settop(L, 1);
+        bk_debugger_exception(L, 1);  // a debugger's "uncaught" exception breakpoint
+    }
     const char *msg = lua_tostring(L, 1);
     if (msg == NULL) {
         // Not a string: keep the original value so callers can rethrow it unchanged; its
         // traceback goes on the side (unless recorded deeper down), where a report finds it.
         lua_settop(L, 1);
-        return bk_recordtraceback(L);
+        return bk_record(L);
     }
     if (strstr(msg, "\nstack traceback:") != NULL) return 1;  // already traced deeper down
     // Recorded where a block raised it, deeper than here: that traceback is the useful one (with

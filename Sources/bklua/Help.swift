@@ -17,6 +17,11 @@ enum Help {
           --memory-limit BYTES      cap Lua's memory
           --instruction-limit N     stop the run after N instructions
           --time-limit SECONDS      stop the run after SECONDS of wall-clock time
+          --dap                     be a debug adapter (DAP on stdin/stdout; the client launches the
+                                    script; first argument only)
+          --dap-listen [HOST:]PORT [--dap-wait] script [args]
+                                    run the script, accepting a DAP debugger on that TCP port
+                                    (loopback by default; --dap-wait: wait for it; first argument only)
           --profile[=FILE]          sample the Lua stacks by CPU time (main code, tasks, workers);
                                     at exit write FILE (.svg: an interactive flame graph, the
                                     default bklua-profile.svg; .folded: collapsed stacks for

@@ -6,8 +6,7 @@ import Glibc
 #endif
 
 /// bklua: lua.c's command line on a BlocksBridge state, with `bk` and the `bk_` globals preloaded.
-func bkluaMain() -> Int32 {
-    let argv = CommandLine.arguments
+func bkluaMain(argv: [String] = CommandLine.arguments, debugger: DebugAttachment? = nil) -> Int32 {
     let progname = "bklua"
     let state: LuaState
     do {
@@ -21,7 +20,7 @@ func bkluaMain() -> Int32 {
     // Unowned: the function lives in the state, so a strong capture would keep the state from ever
     // being closed (LeakSanitizer reports the whole state at exit).
     state.stack.push(function: "pmain") { [unowned state] _ in
-        status = protectedMain(state: state, argv: argv, progname: progname)
+        status = protectedMain(state: state, argv: argv, progname: progname, debugger: debugger)
         return 0
     }
     do {
@@ -33,7 +32,7 @@ func bkluaMain() -> Int32 {
     return status
 }
 
-func protectedMain(state: LuaState, argv: [String], progname: String) -> Int32 {
+func protectedMain(state: LuaState, argv: [String], progname: String, debugger: DebugAttachment? = nil) -> Int32 {
     let options = CommandLineOptions(argv)
     let runner = Runner(progname: progname, argv: argv, state: state)
     if options.help {
@@ -69,6 +68,15 @@ func protectedMain(state: LuaState, argv: [String], progname: String) -> Int32 {
     runner.createArgTable(scriptIndex: options.scriptIndex)
     state.stack.useGenerationalCollector()
     applyLimits(options, to: state)
+    if let debugger {
+        do throws(LuaError) {
+            try debugger.session.attach(to: state.stack, stopOnEntry: debugger.stopOnEntry)
+        } catch {
+            runner.report(error)
+            return 1
+        }
+        if debugger.waitForClient { debugger.session.waitForConfiguration() }
+    }
     // From here on every way out writes the profile (os.exit too: ProfileOutput's exit handler).
     let profiling = options.profileFile.map { ProfileOutput.begin(state: state, file: $0, rate: options.profileRate) } ?? false
     defer { if profiling { ProfileOutput.finish() } }
@@ -110,4 +118,10 @@ func applyLimits(_ options: CommandLineOptions, to state: LuaState) {
     state.resetLimits()
 }
 
+// The debugger's entry points come first, as --help does: the rest of the line is theirs.
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "--dap" {
+    exit(debugAdapterMain())
+} else if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "--dap-listen" {
+    exit(debugListenMain(CommandLine.arguments))
+}
 exit(bkluaMain())

@@ -38,7 +38,7 @@ extension LuaStack {
         let functionIndex = top - arguments
         // The value raised stays as it is (the LuaError holds it, so a Swift function that called
         // this can raise it again unchanged); its traceback goes on the side.
-        bk_pushcfunction(L, bk_recordtraceback)
+        bk_pushcfunction(L, bk_hostcalltraceback)
         insert(at: functionIndex)
         let status = bk_pcall_guarded(L, arguments, results, functionIndex)  // see callBlock
         remove(at: functionIndex)

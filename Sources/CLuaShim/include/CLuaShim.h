@@ -25,6 +25,7 @@
 #include "CLuaShimLoop.h"  // the event loop's system calls
 #include "CLuaShimPlugin.h"  // libraries loaded at first use (libbkxml.so)
 #include "CLuaShimTraceback.h"  // bk_luatraceback
+#include "CLuaShimDebugger.h"  // the debugger's hook client
 #include "CLuaShimProfiler.h"  // the sampling profiler
 
 // MARK: - Per-state runtime data shared by C and Swift
@@ -217,6 +218,9 @@ int bk_resume(lua_State *co, lua_State *from, int nargs, int *nresults);
 
 /// Message handler for blocks called by helpers: returns the error value unchanged and records its
 /// traceback on the side, where bk_traceback finds it when the same value is reported later.
+/// bk_recordtraceback for a host's protected call (LuaStack.call): an error that reaches it is one
+/// no Lua code caught (a debugger's "uncaught" exception breakpoint stops there).
+int bk_hostcalltraceback(lua_State *L);
 int bk_recordtraceback(lua_State *L);
 
 /// Message handler for reports: appends a traceback to a string error once (the one recorded by

@@ -1,0 +1,640 @@
+-- The debugger's agent: runs on the stopped Lua thread, inside the hook (Debugger.c calls it in a
+-- protected call), and answers the client's requests about that thread until it resumes. It reads
+-- the script only with a private debug library and raw operations; what runs the script's code
+-- (conditions, log messages, evaluate, setVariable) runs in a coroutine of its own, under a time
+-- limit, and every error it raises is caught here. JSON bodies are written here and sent by the
+-- Swift session (`host`), which also hands over the requests (`host.next()` blocks until one comes).
+local c, host = ...
+local debug = c.debug
+local getinfo, getlocal, setlocal = debug.getinfo, debug.getlocal, debug.setlocal
+local getupvalue, setupvalue, getmetatable = debug.getupvalue, debug.setupvalue, debug.getmetatable
+local pcall, type, next, rawget, rawset, rawequal = pcall, type, next, rawget, rawset, rawequal
+local setmetatable, load, tostring, tonumber = setmetatable, load, tostring, tonumber
+local cocreate, coresume, costatus, coclose = coroutine.create, coroutine.resume, coroutine.status, coroutine.close
+local corunning = coroutine.running
+local format, sub, gsub, byte, match = string.format, string.sub, string.gsub, string.byte, string.match
+local concat, sort, unpack = table.concat, table.sort, table.unpack
+local mathtype, huge = math.type, math.huge
+local utf8len = utf8.len
+
+local EVALUATION_SECONDS = 5  -- an evaluation (condition, watch, repl) that runs longer is stopped
+local PAGE = 100              -- tables with more list elements than this are paged by the client
+
+-- MARK: JSON
+
+local ARRAY = {}
+local function array(t) return setmetatable(t, ARRAY) end
+local escapes = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t" }
+local function escape(ch) return escapes[ch] or format("\\u%04x", byte(ch)) end
+local function quote(s)
+    if utf8len(s) then return '"' .. gsub(s, '[%c"\\]', escape) .. '"' end
+    return '"' .. gsub(s, '[%c"\\\128-\255]', escape) .. '"'  -- not UTF-8: bytes as code points
+end
+local function json(v)
+    local t = type(v)
+    if t == "string" then return quote(v)
+    elseif t == "number" then
+        if mathtype(v) == "integer" then return format("%d", v) end
+        if v ~= v or v == huge or v == -huge then return "null" end
+        return format("%.17g", v)
+    elseif t == "boolean" then return v and "true" or "false"
+    elseif t == "table" then
+        local parts = {}
+        if getmetatable(v) == ARRAY then
+            for i = 1, #v do parts[i] = json(v[i]) end
+            return "[" .. concat(parts, ",") .. "]"
+        end
+        for k, x in next, v do parts[#parts + 1] = quote(k) .. ":" .. json(x) end
+        sort(parts)
+        return "{" .. concat(parts, ",") .. "}"
+    end
+    return "null"
+end
+
+-- MARK: Describing values without running the script's code
+
+local function clip(s, n)
+    if #s > n then return sub(s, 1, n) .. "..." end
+    return s
+end
+
+local function kindName(v)  -- a metatable's __name (raw), as bridged objects and bk kinds have
+    local mt = getmetatable(v)
+    local name = type(mt) == "table" and rawget(mt, "__name")
+    return type(name) == "string" and name or nil
+end
+
+local function address(v)
+    return match(format("%p", v), "^0x0*(%x+)$") and format("%p", v) or "?"
+end
+
+local function describe(v)
+    local t = type(v)
+    if t == "string" then
+        return '"' .. gsub(clip(v, 400), "%c", function(ch) return escapes[ch] or format("\\%d", byte(ch)) end) .. '"'
+    elseif t == "number" then
+        if mathtype(v) == "integer" then return format("%d", v) end
+        return format("%.14g", v)
+    elseif t == "nil" or t == "boolean" then return tostring(v)
+    elseif t == "function" then
+        local info = getinfo(v, "S")
+        if info.what == "C" then return "function: " .. address(v) .. " (C)" end
+        return "function: " .. gsub(info.short_src, "^.*/", "") .. ":" .. info.linedefined
+    elseif t == "table" then
+        local n = 0
+        for _ in next, v do
+            n = n + 1
+            if n > 9999 then break end
+        end
+        return (kindName(v) or "table") .. ": " .. address(v) .. " (" .. (n > 9999 and "10000+" or n) .. ")"
+    elseif t == "thread" then return "thread: " .. address(v)
+    end
+    return (kindName(v) or t) .. ": " .. address(v)
+end
+
+local function errorText(e)
+    if type(e) == "string" then return e end
+    return "error object: " .. describe(e)
+end
+
+-- MARK: Frames of the stopped thread
+
+local stop  -- the entry function, found on the stack to count levels from it
+local frames, refs, refCount
+
+-- The level, as seen by the caller of levelOf, of the function `offset` levels below `stop`.
+local function levelOf(offset)
+    local level = 2
+    while true do
+        local info = getinfo(level, "f")
+        if not info then return nil end
+        if rawequal(info.func, stop) then return level - 1 + offset end
+        level = level + 1
+    end
+end
+
+local function hiddenSource(source) return sub(source, 1, 4) == "=bk/" end
+
+local function collectFrames(skipLeadingC)
+    frames = {}
+    local base = levelOf(1) - 1  -- levels here: stop at base, the stopped function at base + 1
+    local offset = 1
+    while true do
+        local info = getinfo(base + offset, "nSlf")
+        if not info then break end
+        if not hiddenSource(info.source) and not (skipLeadingC and #frames == 0 and info.what == "C") then
+            frames[#frames + 1] = { offset = offset, info = info }
+        end
+        offset = offset + 1
+    end
+    -- The C frames below the script's first chunk are the host's (bklua's pmain): not shown.
+    while #frames > 0 and frames[#frames].info.what == "C" do frames[#frames] = nil end
+end
+
+local function newRef(entry)
+    refCount = refCount + 1
+    refs[refCount] = entry
+    return refCount
+end
+
+local function expandable(v)
+    local t = type(v)
+    return t == "table" or t == "function" or (t == "userdata" and getmetatable(v) ~= nil)
+end
+
+local function variable(name, v, evaluateName)
+    local ref = 0
+    local item = { name = name, value = describe(v), type = type(v) }
+    if type(v) == "table" or type(v) == "userdata" or type(v) == "function" then
+        if expandable(v) then ref = newRef({ kind = "value", value = v }) end
+        if type(v) == "table" then
+            local n = 0
+            while rawget(v, n + 1) ~= nil do
+                n = n + 1
+                if n > 1e7 then break end
+            end
+            if n > PAGE then
+                item.indexedVariables = n
+                item.namedVariables = 0
+                for k in next, v do
+                    if not (mathtype(k) == "integer" and k >= 1 and k <= n) then
+                        item.namedVariables = item.namedVariables + 1
+                    end
+                end
+            end
+        end
+    end
+    item.variablesReference = ref
+    if evaluateName then item.evaluateName = evaluateName end
+    return item
+end
+
+-- MARK: Evaluation in a frame
+
+-- The names a frame sees: its locals (innermost last wins), its varargs, its upvalues.
+local function frameSlots(level)
+    local slots = {}
+    local info = getinfo(level + 1, "uf")
+    if info == nil then return nil end
+    for i = 1, info.nups do
+        local name, value = getupvalue(info.func, i)
+        if name and name ~= "" then slots[name] = { kind = "upvalue", index = i, value = value, func = info.func } end
+    end
+    local i = 1
+    while true do
+        local name, value = getlocal(level + 1, i)
+        if not name then break end
+        if sub(name, 1, 1) ~= "(" then slots[name] = { kind = "local", index = i, value = value } end
+        i = i + 1
+    end
+    local varargs = {}
+    i = 1
+    while true do
+        local name, value = getlocal(level + 1, -i)
+        if not name then break end
+        varargs[i] = value
+        i = i + 1
+    end
+    return slots, varargs, i - 1, info.func
+end
+
+local function environmentOf(slots, func)
+    local envSlot = slots._ENV
+    if envSlot then return envSlot.value end
+    local i = 1
+    while func do
+        local name, value = getupvalue(func, i)
+        if not name then break end
+        if name == "_ENV" then return value end
+        i = i + 1
+    end
+    return debug.getregistry()[2]  -- LUA_RIDX_GLOBALS
+end
+
+-- Runs `code` (an expression, or statements when it is not one) in frame `frame`; returns ok and
+-- the results packed, or false and the error text. Locals and upvalues it assigns are written back.
+local function evaluateIn(frame, code, statementsAllowed)
+    local level = levelOf(frames[frame].offset)
+    local slots, varargs, nvarargs, func = frameSlots(level)
+    if slots == nil then return false, "the frame is gone" end
+    local globals = environmentOf(slots, func)
+    local dirty = {}
+    local env = setmetatable({}, {
+        __index = function(_, k)
+            local slot = slots[k]
+            if slot then return slot.value end
+            return globals[k]
+        end,
+        __newindex = function(_, k, v)
+            local slot = slots[k]
+            if slot then
+                slot.value = v
+                dirty[#dirty + 1] = slot
+            else
+                globals[k] = v
+            end
+        end,
+    })
+    local chunk, message = load("return " .. code, "=(evaluate)", "t", env)
+    if not chunk and statementsAllowed then chunk, message = load(code, "=(evaluate)", "t", env) end
+    if not chunk then return false, message end
+    local co = cocreate(chunk)
+    c.evaluating(EVALUATION_SECONDS)
+    local results = { coresume(co, unpack(varargs, 1, nvarargs)) }
+    c.evaluating(0)
+    if costatus(co) == "suspended" then
+        pcall(coclose, co)
+        return false, "evaluation yielded (an evaluation cannot wait)"
+    end
+    if not results[1] then return false, errorText(results[2]) end
+    level = levelOf(frames[frame].offset)
+    for _, slot in next, dirty do
+        if slot.kind == "local" then setlocal(level, slot.index, slot.value)
+        else setupvalue(slot.func, slot.index, slot.value) end
+    end
+    return true, results
+end
+
+-- MARK: Requests while stopped
+
+local handlers = {}
+local resumeModes = { ["continue"] = 0, stepIn = 1, next = 2, stepOut = 3 }
+
+function handlers.stackTrace(args)
+    local list = array({})
+    local start = tonumber(args.startFrame) or 0
+    local count = tonumber(args.levels) or 0
+    if count <= 0 then count = #frames end
+    for i = start + 1, math.min(#frames, start + count) do
+        local info = frames[i].info
+        local item = { id = i, line = info.currentline > 0 and info.currentline or 0, column = 1 }
+        item.name = info.name or (info.what == "main" and "main chunk") or (info.what == "C" and "[C]")
+            or ("function <" .. gsub(info.short_src, "^.*/", "") .. ":" .. info.linedefined .. ">")
+        if info.what == "C" then
+            item.presentationHint = "subtle"
+        else
+            local path = c.path(info.source)
+            if path then
+                item.source = { path = path, name = match(path, "[^/]*$") }
+            else
+                item.source = { name = info.short_src }
+            end
+        end
+        list[#list + 1] = item
+    end
+    return { stackFrames = list, totalFrames = #frames }
+end
+
+function handlers.scopes(args)
+    local frame = tonumber(args.frameId)
+    if not frame or not frames[frame] then error("no frame " .. tostring(args.frameId), 0) end
+    local scopes = array({
+        { name = "Locals", presentationHint = "locals", expensive = false,
+          variablesReference = newRef({ kind = "locals", frame = frame }) },
+    })
+    local info = frames[frame].info
+    if info.what ~= "C" then
+        scopes[#scopes + 1] = { name = "Upvalues", expensive = false,
+            variablesReference = newRef({ kind = "upvalues", frame = frame }) }
+        scopes[#scopes + 1] = { name = "Varargs", expensive = false,
+            variablesReference = newRef({ kind = "varargs", frame = frame }) }
+    end
+    scopes[#scopes + 1] = { name = "Globals", expensive = true,
+        variablesReference = newRef({ kind = "globals", frame = frame }) }
+    return { scopes = scopes }
+end
+
+local function keyName(k)
+    if type(k) == "string" then return k end
+    if type(k) == "number" then return "[" .. describe(k) .. "]" end
+    return "[" .. describe(k) .. "]"
+end
+
+local function keyOrder(a, b)
+    local ta, tb = type(a), type(b)
+    if ta == "number" and tb == "number" then return a < b end
+    if ta == "number" then return true end
+    if tb == "number" then return false end
+    if ta == "string" and tb == "string" then return a < b end
+    if ta == "string" then return true end
+    if tb == "string" then return false end
+    return describe(a) < describe(b)
+end
+
+local function tableChildren(t, args, entry)
+    local list = array({})
+    entry.keys = entry.keys or {}
+    if args.filter == "indexed" then
+        local start = (tonumber(args.start) or 0) + 1
+        local count = tonumber(args.count) or PAGE
+        for i = start, start + count - 1 do
+            local v = rawget(t, i)
+            if v == nil then break end
+            local name = "[" .. i .. "]"
+            entry.keys[name] = i
+            list[#list + 1] = variable(name, v)
+        end
+        return list
+    end
+    local n = 0
+    while rawget(t, n + 1) ~= nil do n = n + 1 end
+    local paged = n > PAGE
+    local keys = {}
+    for k in next, t do
+        if not (paged and mathtype(k) == "integer" and k >= 1 and k <= n) then
+            keys[#keys + 1] = k
+            if #keys >= 10000 then break end
+        end
+    end
+    sort(keys, keyOrder)
+    for _, k in next, keys do
+        local name = keyName(k)
+        entry.keys[name] = k
+        list[#list + 1] = variable(name, rawget(t, k))
+    end
+    local mt = getmetatable(t)
+    if mt ~= nil then list[#list + 1] = variable("[metatable]", mt) end
+    return list
+end
+
+function handlers.variables(args)
+    local entry = refs[tonumber(args.variablesReference) or -1]
+    if not entry then error("no such variables reference", 0) end
+    local list = array({})
+    if entry.kind == "locals" or entry.kind == "varargs" then
+        local level = levelOf(frames[entry.frame].offset)
+        local i = 1
+        while true do
+            local name, value = getlocal(level, entry.kind == "locals" and i or -i)
+            if not name then break end
+            if entry.kind == "varargs" then name = "..." .. i end
+            if sub(name, 1, 1) ~= "(" then list[#list + 1] = variable(name, value, name) end
+            i = i + 1
+        end
+    elseif entry.kind == "upvalues" then
+        local level = levelOf(frames[entry.frame].offset)
+        local info = getinfo(level, "uf")
+        for i = 1, info.nups do
+            local name, value = getupvalue(info.func, i)
+            list[#list + 1] = variable(name ~= "" and name or ("upvalue " .. i), value, name)
+        end
+    elseif entry.kind == "globals" then
+        local level = levelOf(frames[entry.frame].offset)
+        local slots, _, _, func = frameSlots(level - 1)
+        local globals = environmentOf(slots or {}, func)
+        if type(globals) == "table" then list = tableChildren(globals, args, entry) end
+    else
+        local v = entry.value
+        if type(v) == "table" then
+            list = tableChildren(v, args, entry)
+        else
+            local mt = getmetatable(v)
+            if type(v) == "function" then
+                local info = getinfo(v, "Su")
+                list[#list + 1] = variable("source", info.short_src .. ":" .. info.linedefined)
+                for i = 1, info.nups do
+                    local name, value = getupvalue(v, i)
+                    list[#list + 1] = variable("[upvalue] " .. (name ~= "" and name or i), value)
+                end
+            end
+            if mt ~= nil then list[#list + 1] = variable("[metatable]", mt) end
+        end
+    end
+    local start = tonumber(args.start) or 0
+    local count = tonumber(args.count) or 0
+    if args.filter ~= "indexed" and (start > 0 or count > 0) then
+        local page = array({})
+        local last = count > 0 and math.min(#list, start + count) or #list
+        for i = start + 1, last do page[#page + 1] = list[i] end
+        list = page
+    end
+    return { variables = list }
+end
+
+function handlers.evaluate(args)
+    local frame = tonumber(args.frameId) or 1
+    if not frames[frame] then error("no frame " .. tostring(args.frameId), 0) end
+    local code = args.expression
+    if type(code) ~= "string" then error("no expression", 0) end
+    local ok, results = evaluateIn(frame, code, args.context == "repl")
+    if not ok then error(results, 0) end
+    local n = results.n or #results
+    if n <= 1 then return { result = "", variablesReference = 0 } end
+    if n == 2 then
+        local item = variable("", results[2])
+        return { result = item.value, type = item.type, variablesReference = item.variablesReference,
+                 indexedVariables = item.indexedVariables, namedVariables = item.namedVariables }
+    end
+    local texts = {}
+    for i = 2, n do texts[#texts + 1] = describe(results[i]) end
+    return { result = concat(texts, ", "), variablesReference = 0 }
+end
+
+function handlers.loadedSources()
+    local list, seen = array({}), {}
+    local function add(path)
+        if path and not seen[path] then
+            seen[path] = true
+            list[#list + 1] = { path = path, name = match(path, "[^/]*$") }
+        end
+    end
+    for _, frame in next, frames do
+        if sub(frame.info.source, 1, 1) == "@" then add(c.path(frame.info.source)) end
+    end
+    for _, path in next, c.sources() do add(path) end
+    return { sources = list }
+end
+
+function handlers.setVariable(args)
+    local entry = refs[tonumber(args.variablesReference) or -1]
+    if not entry then error("no such variables reference", 0) end
+    local name, code = args.name, args.value
+    if type(name) ~= "string" or type(code) ~= "string" then error("name and value expected", 0) end
+    local ok, results = evaluateIn(entry.frame or 1, code, false)
+    if not ok then error(results, 0) end
+    local value = results[2]
+    if entry.kind == "locals" or entry.kind == "varargs" then
+        local level = levelOf(frames[entry.frame].offset)
+        local i = 1
+        local found
+        while true do
+            local n = getlocal(level, entry.kind == "locals" and i or -i)
+            if not n then break end
+            if (entry.kind == "locals" and n == name) or (entry.kind == "varargs" and name == "..." .. i) then
+                found = i
+            end
+            i = i + 1
+        end
+        if not found then error("no local " .. name, 0) end
+        setlocal(level, entry.kind == "locals" and found or -found, value)
+    elseif entry.kind == "upvalues" then
+        local level = levelOf(frames[entry.frame].offset)
+        local func = getinfo(level, "f").func
+        local i, done = 1, false
+        while true do
+            local n = getupvalue(func, i)
+            if not n then break end
+            if n == name then setupvalue(func, i, value); done = true end
+            i = i + 1
+        end
+        if not done then error("no upvalue " .. name, 0) end
+    else
+        local t = entry.value
+        local key = entry.keys and entry.keys[name]
+        if entry.kind == "globals" then
+            local level = levelOf(frames[entry.frame].offset)
+            local slots, _, _, func = frameSlots(level - 1)
+            t = environmentOf(slots or {}, func)
+            key = key or name
+        end
+        if type(t) ~= "table" or key == nil then error("cannot set " .. name, 0) end
+        rawset(t, key, value)
+    end
+    local item = variable(name, value)
+    return { value = item.value, type = item.type, variablesReference = item.variablesReference }
+end
+
+-- MARK: Conditions, hit counts, log messages
+
+local hits = {}  -- breakpoint id -> times its condition held
+
+local function hitConditionHolds(condition, count)
+    local op, number = match(condition, "^%s*([<>=%%]*)%s*(%d+)%s*$")
+    number = tonumber(number)
+    if not number then return true end
+    if op == "" or op == "==" or op == "=" then return count == number  -- a plain N: the Nth hit
+    elseif op == ">=" then return count >= number
+    elseif op == ">" then return count > number
+    elseif op == "<" then return count < number
+    elseif op == "<=" then return count <= number
+    elseif op == "%" then return number > 0 and count % number == 0
+    end
+    return true
+end
+
+local function interpolate(message)
+    return (gsub(message, "{(.-)}", function(code)
+        local ok, results = evaluateIn(1, code, false)
+        if not ok then return "{" .. results .. "}" end
+        if (results.n or #results) < 2 then return "nil" end
+        local v = results[2]
+        if type(v) == "string" then return v end
+        return describe(v)
+    end))
+end
+
+-- Whether the breakpoint `id` stops now (its condition, hit count and log message decide).
+local function decide(id, condition, hitCondition, logMessage)
+    if condition and condition ~= "" then
+        local ok, results = evaluateIn(1, condition, false)
+        if not ok then
+            host.output("breakpoint condition failed: " .. results .. "\n", "console")
+            return true  -- as most debuggers do: a broken condition stops, so the user sees it
+        end
+        if not results[2] then return false end
+    end
+    hits[id] = (hits[id] or 0) + 1
+    if hitCondition and hitCondition ~= "" and not hitConditionHolds(hitCondition, hits[id]) then return false end
+    if logMessage and logMessage ~= "" then
+        host.output(interpolate(logMessage) .. "\n", "console")
+        return false
+    end
+    return true
+end
+
+-- MARK: The stop
+
+local function serve()
+    while true do
+        local seq, command, args = host.next()
+        if seq == nil then  -- the client left (or the session ends): go on running
+            c.step(0)
+            return
+        end
+        local mode = resumeModes[command]
+        if mode then
+            c.step(mode)
+            host.respond(seq, command, true, command == "continue" and '{"allThreadsContinued":true}' or "{}")
+            return
+        end
+        local handler = handlers[command]
+        if handler then
+            local ok, body = pcall(handler, type(args) == "table" and args or {})
+            if ok then
+                host.respond(seq, command, true, json(body))
+            else
+                host.respond(seq, command, false, errorText(body))
+            end
+        else
+            host.respond(seq, command, false, "'" .. tostring(command) .. "' is not supported while stopped")
+        end
+    end
+end
+
+-- DAP threads: the main thread is 1; a coroutine (a bk task, or the script's own) gets the next id
+-- the first time it stops, with a `thread` event, and is named by the function it started with.
+local threadIds = setmetatable({}, { __mode = "k" })
+local threadCount = 1
+
+local function currentThread()
+    local co, main = corunning()
+    if main then return 1, "main" end
+    local id = threadIds[co]
+    local bottom = frames[#frames] and frames[#frames].info
+    local name = "coroutine"
+    if bottom and bottom.what ~= "C" then
+        name = "task " .. gsub(bottom.short_src, "^.*/", "") .. ":" .. bottom.linedefined
+    end
+    if not id then
+        threadCount = threadCount + 1
+        id = threadCount
+        threadIds[co] = id
+        host.event("thread", json({ reason = "started", threadId = id }))
+    end
+    return id, name
+end
+
+local function entry(reason, detail, line)
+    refs, refCount = {}, 0
+    collectFrames(reason == "exception" or reason == "exception-caught")
+    if #frames == 0 then return end
+    local threadId, threadName = currentThread()
+    local body = { reason = reason, threadId = threadId, allThreadsStopped = true }
+    if reason == "breakpoint" then
+        local id, condition, hitCondition, logMessage = host.breakpoint(detail, line)
+        if id == nil then return end
+        if not decide(id, condition, hitCondition, logMessage) then return end
+        body.hitBreakpointIds = array({ id })
+    elseif reason == "function" then
+        local id, condition, hitCondition = host.functionBreakpoint(detail)
+        if id == nil then return end
+        -- The name matched the call's; the function must be the one the dotted name reaches.
+        local globals = environmentOf({}, nil)
+        local target = globals
+        for part in string.gmatch(detail, "[^.:]+") do
+            if type(target) ~= "table" then target = nil; break end
+            target = rawget(target, part)
+        end
+        if not rawequal(target, getinfo(levelOf(frames[1].offset), "f").func) then return end
+        if not decide(id, condition, hitCondition, nil) then return end
+        body.reason = "function breakpoint"
+        body.hitBreakpointIds = array({ id })
+    elseif reason == "exception" or reason == "exception-caught" then
+        local level = levelOf(frames[1].offset)
+        local _, value = getlocal(level - frames[1].offset + 1, 1)  -- the message handler's argument
+        body.reason = "exception"
+        body.description = reason == "exception" and "uncaught error" or "error (a pcall or a helper catches it)"
+        body.text = errorText(value)
+    end
+    host.stopped(json(body), threadId, threadName)
+    serve()
+    refs, frames = nil, nil
+end
+
+stop = function(reason, detail, line)
+    local ok, message = pcall(entry, reason, detail, line)
+    if not ok then host.output("bklua debugger: " .. errorText(message) .. "\n", "console") end
+    host.resumed()
+end
+
+return stop

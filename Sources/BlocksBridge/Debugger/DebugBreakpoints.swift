@@ -1,0 +1,83 @@
+import CLuaShim
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The client's breakpoints: their ids, conditions, hit conditions and log messages, kept here
+/// for the agent (which decides on a hit), while the C hook client gets only the lines and names it
+/// checks on every event.
+final class DebugBreakpoints: @unchecked Sendable {
+    struct Entry {
+        var id: Int
+        var condition: String?
+        var hitCondition: String?
+        var logMessage: String?
+    }
+
+    private let lock = PlainLock()
+    private var nextID = 1
+    private var lines: [String: [Int: Entry]] = [:]  // normalized path -> line -> breakpoint
+    private var functions: [String: Entry] = [:]
+
+    static func normalized(_ path: String) -> String {
+        guard let normal = bk_debugger_normalize_path(path) else { return path }
+        defer { free(normal) }
+        return String(cString: normal)
+    }
+
+    /// `setBreakpoints`: replaces the file's breakpoints; the response body.
+    func setLines(_ arguments: JSONValue, in client: OpaquePointer) -> JSONValue {
+        guard let path = arguments["source"]?["path"]?.string else {
+            return .object([("breakpoints", .array([]))])
+        }
+        let normal = DebugBreakpoints.normalized(path)
+        var byLine: [Int: Entry] = [:]
+        var answers: [JSONValue] = []
+        lock.withLock {
+            for item in arguments["breakpoints"]?.array ?? [] {
+                guard let line = item["line"]?.int, line > 0 else {
+                    answers.append(.object([("verified", .bool(false)), ("message", .string("no line"))]))
+                    continue
+                }
+                let entry = Entry(id: nextID, condition: item["condition"]?.string,
+                                  hitCondition: item["hitCondition"]?.string, logMessage: item["logMessage"]?.string)
+                nextID += 1
+                byLine[line] = entry
+                answers.append(.object([("id", .number(Double(entry.id))), ("verified", .bool(true)), ("line", .number(Double(line)))]))
+            }
+            lines[normal] = byLine
+        }
+        let sorted = byLine.keys.sorted().map { Int32(clamping: $0) }
+        sorted.withUnsafeBufferPointer { bk_debugger_set_lines(client, normal, $0.baseAddress, Int32($0.count)) }
+        return .object([("breakpoints", .array(answers))])
+    }
+
+    /// `setFunctionBreakpoints`: replaces them all; the response body.
+    func setFunctions(_ arguments: JSONValue, in client: OpaquePointer) -> JSONValue {
+        var answers: [JSONValue] = []
+        var names: [UInt8] = []
+        var count: Int32 = 0
+        lock.withLock {
+            functions = [:]
+            for item in arguments["breakpoints"]?.array ?? [] {
+                guard let name = item["name"]?.string, !name.isEmpty, !name.utf8.contains(0), name.utf8.count < 200 else {
+                    answers.append(.object([("verified", .bool(false)), ("message", .string("a function name is needed"))]))
+                    continue
+                }
+                let entry = Entry(id: nextID, condition: item["condition"]?.string, hitCondition: item["hitCondition"]?.string)
+                nextID += 1
+                functions[name] = entry
+                names += Array(name.utf8) + [0]
+                count += 1
+                answers.append(.object([("id", .number(Double(entry.id))), ("verified", .bool(true))]))
+            }
+        }
+        names.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { bk_debugger_set_functions(client, $0.baseAddress, count) }
+        }
+        return .object([("breakpoints", .array(answers))])
+    }
+
+    func line(path: String, line: Int) -> Entry? { lock.withLock { lines[path]?[line] } }
+    func function(name: String) -> Entry? { lock.withLock { functions[name] } }
+}

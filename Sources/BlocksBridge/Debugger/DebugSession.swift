@@ -1,0 +1,326 @@
+import CLuaShim
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One debugging session of the Debug Adapter Protocol: the requests a client sends, answered on the
+/// transport's reader thread when they need no Lua (initialize, breakpoints, threads, pause,
+/// disconnect) and handed to the stopped Lua thread otherwise (stack, variables, evaluate, steps),
+/// where the agent (`DebugAgent.lua`) takes them with `host.next()`. The session never touches the
+/// Lua state from the reader thread: breakpoints go to the C hook client (`bk_debugger`) under its
+/// own lock, and a pause is an atomic the hook reads.
+package final class DebugSession: @unchecked Sendable {
+    /// What `launch` asked for (bklua --dap).
+    package struct Launch: Sendable {
+        package var program: String
+        package var arguments: [String]
+        package var workingDirectory: String?
+        package var environment: [(String, String)]
+        package var stopOnEntry: Bool
+    }
+
+    package enum Mode: Sendable { case launch, attach }
+
+    package let mode: Mode
+    /// The hook client (breakpoints, steps, pause); owned here.
+    package let hookClient: OpaquePointer
+
+    private let lock = ConditionLock()
+    private var transport: DebugTransport?
+    private var sequence = 0
+    private var launch: Launch?
+    private var configured = false
+    private var connectionEnded = false
+    private var stopped = false
+    private var stoppedRequests: [(seq: Int, command: String, arguments: JSONValue)] = []
+    private var releaseStoppedThread = false
+    private var ended = false
+    private var stoppedThread: (id: Int, name: String)?
+    /// scriptEnded was called.
+    package var hasEnded: Bool { lock.withLock { ended } }
+    private let breakpoints = DebugBreakpoints()
+
+    /// Called (on the reader thread) for `terminate`, and for `disconnect` in launch mode, after the
+    /// response went out: bklua ends the process; a host interrupts the script.
+    package var onTerminate: @Sendable () -> Void = {}
+    /// Called when the client leaves (disconnect or end of the connection), after the script was
+    /// let go.
+    package var onConnectionEnded: @Sendable () -> Void = {}
+
+    package init(mode: Mode) {
+        self.mode = mode
+        guard let client = bk_debugger_create() else { fatalError("bklua: out of memory (debugger)") }
+        hookClient = client
+    }
+
+    deinit { bk_debugger_destroy(hookClient) }
+
+    // MARK: Connection
+
+    /// Serves `transport` on a new thread until it ends.
+    package func serve(_ transport: DebugTransport) -> Bool {
+        lock.withLock {
+            self.transport = transport
+            connectionEnded = false
+            releaseStoppedThread = false
+        }
+        return startDetachedThread { [self] in
+            transport.readMessages({ message in self.handle(message) }, failed: { why in
+                self.output("bklua: debug adapter: \(why); closing the connection\n", category: "important")
+            })
+            self.connectionClosed(transport)
+        }
+    }
+
+    /// Serves the clients that connect to `listener`, one at a time, on a thread of its own, until
+    /// the listener is closed.
+    package func acceptClients(from listener: DebugListener) -> Bool {
+        startDetachedThread { [self] in
+            while let transport = listener.accept() {
+                guard serve(transport) else { transport.close(); continue }
+                waitUntilConnectionEnds()
+            }
+        }
+    }
+
+    private func connectionClosed(_ closing: DebugTransport) {
+        let current = lock.withLock { () -> Bool in
+            guard transport === closing else { return false }
+            connectionEnded = true
+            releaseStoppedThread = true
+            lock.broadcast()
+            return true
+        }
+        closing.close()
+        guard current else { return }
+        bk_debugger_release_script(hookClient)
+        onConnectionEnded()
+    }
+
+    /// Ends the session's connection (stopDebugServer, bklua at exit).
+    package func closeConnection() {
+        let current = lock.withLock { transport }
+        current?.close()
+    }
+
+    // MARK: Sending
+
+    private func send(_ members: [(String, JSONValue)]) {
+        let out = lock.withLock { () -> DebugTransport? in
+            sequence += 1
+            return transport
+        }
+        let seq = lock.withLock { sequence }
+        out?.send(.object([("seq", .number(Double(seq)))] + members))
+    }
+
+    package func event(_ name: String, _ body: JSONValue? = nil) {
+        var members: [(String, JSONValue)] = [("type", .string("event")), ("event", .string(name))]
+        if let body { members.append(("body", body)) }
+        send(members)
+    }
+
+    package func respond(_ requestSeq: Int, _ command: String, body: JSONValue? = nil) {
+        var members: [(String, JSONValue)] = [
+            ("type", .string("response")), ("request_seq", .number(Double(requestSeq))),
+            ("success", .bool(true)), ("command", .string(command)),
+        ]
+        if let body { members.append(("body", body)) }
+        send(members)
+    }
+
+    package func fail(_ requestSeq: Int, _ command: String, _ message: String) {
+        send([
+            ("type", .string("response")), ("request_seq", .number(Double(requestSeq))),
+            ("success", .bool(false)), ("command", .string(command)), ("message", .string(message)),
+            ("body", .object([("error", .object([("id", .number(1)), ("format", .string(message)), ("showUser", .bool(false))]))])),
+        ])
+    }
+
+    /// An `output` event (the script's stdout and stderr, log points, the adapter's own notes).
+    package func output(_ text: String, category: String) {
+        event("output", .object([("category", .string(category)), ("output", .string(text))]))
+    }
+
+    /// The script ended: `exited` with its status, then `terminated`.
+    package func scriptEnded(status: Int32) {
+        lock.withLock { ended = true }
+        event("exited", .object([("exitCode", .number(Double(status)))]))
+        event("terminated")
+    }
+
+    // MARK: Waiting (bklua)
+
+    /// Waits for `launch` and `configurationDone` (nil when the client left first).
+    package func waitForLaunch() -> Launch? {
+        lock.withLock {
+            while !(launch != nil && configured) && !connectionEnded { lock.wait() }
+            return connectionEnded ? nil : launch
+        }
+    }
+
+    /// Waits for `configurationDone` (`--dap-wait`, `startDebugServer(wait: true)`).
+    package func waitForConfiguration() {
+        lock.withLock {
+            while !configured && !connectionEnded { lock.wait() }
+        }
+    }
+
+    /// Waits until the current client leaves.
+    package func waitUntilConnectionEnds() {
+        lock.withLock {
+            while !connectionEnded { lock.wait() }
+        }
+    }
+
+    /// Waits up to `seconds` for the client to leave (after `terminated`).
+    package func waitForDisconnect(seconds: Double) {
+        let deadline = MonotonicClock.now() + UInt64(seconds * 1e9)
+        lock.withLock {
+            while !connectionEnded && MonotonicClock.now() < deadline { lock.wait(until: deadline) }
+        }
+    }
+
+    // MARK: Requests
+
+    /// Answers one message as if the client sent it (the reader thread's entry; benchmarks and
+    /// tests set breakpoints through it).
+    package func handle(_ message: JSONValue?) {
+        guard let message, message["type"]?.string == "request", let seq = message["seq"]?.int,
+              let command = message["command"]?.string else {
+            output("bklua: debug adapter: ignored a message that is not a DAP request\n", category: "important")
+            return
+        }
+        let arguments = message["arguments"] ?? .object([])
+        switch command {
+        case "initialize":
+            respond(seq, command, body: DebugSession.capabilities)
+            event("initialized")
+        case "launch":
+            guard mode == .launch, let program = arguments["program"]?.string else {
+                fail(seq, command, mode == .launch ? "launch needs \"program\" (a Lua file)" : "this adapter was started to attach: use an attach configuration")
+                return
+            }
+            var environment: [(String, String)] = []
+            if case let .object(members)? = arguments["env"] {
+                for (key, value) in members { if let text = value.string { environment.append((key, text)) } }
+            }
+            let request = Launch(
+                program: program,
+                arguments: (arguments["args"]?.array ?? []).compactMap(\.string),
+                workingDirectory: arguments["cwd"]?.string,
+                environment: environment,
+                stopOnEntry: arguments["stopOnEntry"]?.bool ?? false)
+            lock.withLock {
+                launch = request
+                lock.broadcast()
+            }
+            respond(seq, command)
+        case "attach":
+            respond(seq, command)
+        case "configurationDone":
+            lock.withLock {
+                configured = true
+                lock.broadcast()
+            }
+            respond(seq, command)
+        case "setBreakpoints":
+            respond(seq, command, body: breakpoints.setLines(arguments, in: hookClient))
+        case "setFunctionBreakpoints":
+            respond(seq, command, body: breakpoints.setFunctions(arguments, in: hookClient))
+        case "setExceptionBreakpoints":
+            var filters: Int32 = 0
+            for filter in arguments["filters"]?.array ?? [] {
+                if filter.string == "uncaught" { filters |= BK_DEBUG_UNCAUGHT }
+                if filter.string == "all" { filters |= BK_DEBUG_ALL }
+            }
+            bk_debugger_set_exceptions(hookClient, filters)
+            respond(seq, command, body: .object([("breakpoints", .array([]))]))
+        case "threads":
+            var threads: [JSONValue] = [.object([("id", .number(1)), ("name", .string("main"))])]
+            if let (id, name) = lock.withLock({ stoppedThread }) {
+                threads.append(.object([("id", .number(Double(id))), ("name", .string(name))]))
+            }
+            respond(seq, command, body: .object([("threads", .array(threads))]))
+        case "pause":
+            if !lock.withLock({ stopped }) { bk_debugger_pause(hookClient) }
+            respond(seq, command)
+        case "disconnect", "terminate":
+            let terminates = command == "terminate" || (mode == .launch && arguments["terminateDebuggee"]?.bool != false)
+            respond(seq, command)
+            if terminates {
+                if command == "terminate" { event("terminated") }
+                onTerminate()
+            }
+            let current = lock.withLock { transport }
+            if let current { connectionClosed(current) }
+        default:
+            let handedOver = lock.withLock { () -> Bool in
+                guard stopped else { return false }
+                stoppedRequests.append((seq, command, arguments))
+                lock.broadcast()
+                return true
+            }
+            if !handedOver {
+                if ["continue", "next", "stepIn", "stepOut"].contains(command) {
+                    respond(seq, command, body: command == "continue" ? .object([("allThreadsContinued", .bool(true))]) : nil)
+                } else if DebugSession.whileStopped.contains(command) {
+                    fail(seq, command, "the script is running: pause it first")
+                } else {
+                    fail(seq, command, "'\(command)' is not supported")
+                }
+            }
+        }
+    }
+
+    private static let whileStopped: Set<String> = ["stackTrace", "scopes", "variables", "evaluate", "setVariable", "loadedSources", "source"]
+
+    static let capabilities: JSONValue = .object([
+        ("supportsConfigurationDoneRequest", .bool(true)),
+        ("supportsFunctionBreakpoints", .bool(true)),
+        ("supportsConditionalBreakpoints", .bool(true)),
+        ("supportsHitConditionalBreakpoints", .bool(true)),
+        ("supportsLogPoints", .bool(true)),
+        ("supportsEvaluateForHovers", .bool(true)),
+        ("supportsSetVariable", .bool(true)),
+        ("supportsTerminateRequest", .bool(true)),
+        ("supportTerminateDebuggee", .bool(true)),
+        ("supportsLoadedSourcesRequest", .bool(true)),
+        ("exceptionBreakpointFilters", .array([
+            .object([("filter", .string("uncaught")), ("label", .string("Uncaught errors")), ("default", .bool(false))]),
+            .object([("filter", .string("all")), ("label", .string("All errors (also caught by pcall)")), ("default", .bool(false))]),
+        ])),
+    ])
+
+    // MARK: The agent's side (the stopped Lua thread)
+
+    /// The next request for the stopped thread; nil when it must go on running (the client left).
+    func nextStoppedRequest() -> (seq: Int, command: String, arguments: JSONValue)? {
+        lock.withLock {
+            while stoppedRequests.isEmpty && !releaseStoppedThread { lock.wait() }
+            if stoppedRequests.isEmpty { return nil }
+            return stoppedRequests.removeFirst()
+        }
+    }
+
+    func markStopped(body: String, thread: Int, name: String) {
+        lock.withLock {
+            stopped = true
+            stoppedThread = thread == 1 ? nil : (thread, name)
+        }
+        event("stopped", .raw(body))
+    }
+
+    func markResumed() {
+        let late = lock.withLock { () -> [(seq: Int, command: String, arguments: JSONValue)] in
+            stopped = false
+            defer { stoppedRequests.removeAll() }
+            return stoppedRequests
+        }
+        // Requests that arrived as the thread resumed: answered as while running.
+        for request in late { fail(request.seq, request.command, "the script is running: pause it first") }
+    }
+
+    func lineBreakpoint(path: String, line: Int) -> DebugBreakpoints.Entry? { breakpoints.line(path: path, line: line) }
+    func functionBreakpoint(name: String) -> DebugBreakpoints.Entry? { breakpoints.function(name: name) }
+}

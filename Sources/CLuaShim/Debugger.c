@@ -1,0 +1,636 @@
+// The debugger's hook client (CLuaShimDebugger.h). Everything a line or call costs is decided here,
+// in C: which functions get line events (only those whose lines hold a breakpoint, switched on by
+// call and return events, as actboy168/lua-debug does), the stepping rules and pause. A stop calls
+// the agent (Debugger/DebugAgent.lua) in a protected call; the agent answers the client's requests
+// until it resumes, so the stopped Lua thread blocks inside this hook.
+#include "CLuaShim.h"
+#include <limits.h>
+#include <stdio.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+// Count events between two looks at `pause` (and an evaluation's deadline).
+#define BK_DEBUG_COUNT 1000
+#define BK_DEBUG_BUCKETS 256
+
+static const char bk_debugger_agent_key = 0;  // registry[&key] = the agent function
+static const char bk_debugger_self_key = 0;   // registry[&key] = the attached bk_debugger (light)
+
+typedef struct bk_dbg_file {  // a file's line breakpoints, as the client set them
+    char *path;
+    int *lines;  // sorted
+    int count;
+} bk_dbg_file;
+
+typedef struct bk_dbg_source {  // what a chunk's source name maps to (cached per source)
+    struct bk_dbg_source *next;
+    unsigned hash;
+    char *source;
+    char *path;    // normalized, or NULL
+    unsigned gen;  // the breakpoints' generation `lines` was copied at
+    int *lines;
+    int count;
+} bk_dbg_source;
+
+struct bk_debugger {
+    pthread_mutex_t lock;  // guards files, functions, sources, gen
+    bk_dbg_file *files;
+    int file_count;
+    char *functions;  // last components of the function breakpoints' names, NUL-separated
+    int function_count;
+    unsigned gen;     // bumped by every change of breakpoints
+    bk_dbg_source *sources[BK_DEBUG_BUCKETS];
+    bk_runtime *rt;       // the attached state's (atomic): pokes for pause and new breakpoints
+    int pause_requested;  // atomics
+    int exceptions;
+    // The Lua thread's own (no lock).
+    int attached_mask;
+    unsigned seen_gen;
+    int in_agent;
+    int step_mode;
+    lua_State *step_L;  // NULL with BK_STEP_IN: the first line of any thread (entry)
+    int step_depth;
+    int stop_depth;
+    int entry;
+    double eval_deadline;
+};
+
+static double bk_dbg_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static unsigned bk_dbg_hash(const char *s) {
+    unsigned h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static int bk_dbg_compare(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+// MARK: - Breakpoints (any thread)
+
+// The hub gives the debugger a count event at the state's next instruction: there it takes the new
+// breakpoints or the pause (no count hook runs meanwhile: it would cost ~2x).
+static void bk_dbg_poke(bk_debugger *d) {
+    bk_runtime *rt = __atomic_load_n(&d->rt, __ATOMIC_ACQUIRE);
+    if (rt != NULL) bk_hook_poke(rt);
+}
+
+bk_debugger *bk_debugger_create(void) {
+    bk_debugger *d = calloc(1, sizeof *d);
+    if (d == NULL) return NULL;
+    pthread_mutex_init(&d->lock, NULL);
+    return d;
+}
+
+void bk_debugger_destroy(bk_debugger *d) {
+    if (d == NULL) return;
+    for (int i = 0; i < d->file_count; i++) {
+        free(d->files[i].path);
+        free(d->files[i].lines);
+    }
+    free(d->files);
+    free(d->functions);
+    for (int b = 0; b < BK_DEBUG_BUCKETS; b++) {
+        for (bk_dbg_source *s = d->sources[b], *next; s != NULL; s = next) {
+            next = s->next;
+            free(s->source);
+            free(s->path);
+            free(s->lines);
+            free(s);
+        }
+    }
+    pthread_mutex_destroy(&d->lock);
+    free(d);
+}
+
+char *bk_debugger_normalize_path(const char *name) {
+    if (name == NULL || *name == '\0') return NULL;
+    char resolved[PATH_MAX];
+    if (realpath(name, resolved) != NULL) return strdup(resolved);
+    if (name[0] == '/') return strdup(name);
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof cwd) == NULL) return NULL;
+    size_t n = strlen(cwd) + strlen(name) + 2;
+    char *joined = malloc(n);
+    if (joined != NULL) snprintf(joined, n, "%s/%s", cwd, name);
+    return joined;
+}
+
+void bk_debugger_set_lines(bk_debugger *d, const char *path, const int *lines, int count) {
+    char *normal = bk_debugger_normalize_path(path);
+    if (normal == NULL) return;
+    int *copy = count > 0 ? malloc(sizeof(int) * (size_t)count) : NULL;
+    if (count > 0 && copy == NULL) { free(normal); return; }
+    if (count > 0) {
+        memcpy(copy, lines, sizeof(int) * (size_t)count);
+        qsort(copy, (size_t)count, sizeof(int), bk_dbg_compare);
+    }
+    pthread_mutex_lock(&d->lock);
+    int i = 0;
+    while (i < d->file_count && strcmp(d->files[i].path, normal) != 0) i++;
+    if (i == d->file_count) {
+        bk_dbg_file *grown = realloc(d->files, sizeof *grown * (size_t)(d->file_count + 1));
+        if (grown == NULL) {
+            pthread_mutex_unlock(&d->lock);
+            free(normal);
+            free(copy);
+            return;
+        }
+        d->files = grown;
+        d->files[i] = (bk_dbg_file){normal, NULL, 0};
+        d->file_count++;
+        normal = NULL;
+    }
+    free(d->files[i].lines);
+    d->files[i].lines = copy;
+    d->files[i].count = count;
+    d->gen++;
+    pthread_mutex_unlock(&d->lock);
+    free(normal);
+    bk_dbg_poke(d);
+}
+
+void bk_debugger_set_functions(bk_debugger *d, const char *names, int count) {
+    size_t size = 0;
+    for (int i = 0; i < count; i++) size += strlen(names + size) + 1;
+    char *copy = NULL;
+    if (count > 0) {
+        copy = malloc(size);
+        if (copy == NULL) return;
+        memcpy(copy, names, size);
+    }
+    pthread_mutex_lock(&d->lock);
+    free(d->functions);
+    d->functions = copy;
+    d->function_count = count;
+    d->gen++;
+    pthread_mutex_unlock(&d->lock);
+    bk_dbg_poke(d);
+}
+
+void bk_debugger_set_exceptions(bk_debugger *d, int filters) {
+    pthread_mutex_lock(&d->lock);
+    __atomic_store_n(&d->exceptions, filters, __ATOMIC_RELAXED);
+    d->gen++;  // the Lua thread's next event wraps pcall and xpcall when `all` asks for it
+    pthread_mutex_unlock(&d->lock);
+    bk_dbg_poke(d);
+}
+
+int bk_debugger_exceptions(bk_debugger *d) { return __atomic_load_n(&d->exceptions, __ATOMIC_RELAXED); }
+
+void bk_debugger_pause(bk_debugger *d) {
+    __atomic_store_n(&d->pause_requested, 1, __ATOMIC_RELAXED);
+    bk_dbg_poke(d);
+}
+
+void bk_debugger_release_script(bk_debugger *d) {
+    pthread_mutex_lock(&d->lock);
+    for (int i = 0; i < d->file_count; i++) d->files[i].count = 0;
+    d->function_count = 0;
+    d->gen++;
+    pthread_mutex_unlock(&d->lock);
+    __atomic_store_n(&d->exceptions, 0, __ATOMIC_RELAXED);
+    d->step_mode = BK_STEP_NONE;  // read by the Lua thread's next event: a step left pending ends
+}
+
+// MARK: - The hook (the Lua thread)
+
+// The source's entry, its lines brought up to date. The entry stays valid until the debugger is
+// destroyed; its `lines` only change here, on the Lua thread.
+static bk_dbg_source *bk_dbg_source_of(bk_debugger *d, const char *source) {
+    static bk_dbg_source not_a_file;  // chunks of text (load("...")), "=stdin", "=[C]": no lines
+    if (source == NULL || source[0] != '@') return &not_a_file;
+    unsigned hash = bk_dbg_hash(source);
+    bk_dbg_source **bucket = &d->sources[hash % BK_DEBUG_BUCKETS];
+    pthread_mutex_lock(&d->lock);
+    bk_dbg_source *s = *bucket;
+    while (s != NULL && (s->hash != hash || strcmp(s->source, source) != 0)) s = s->next;
+    if (s == NULL) {
+        pthread_mutex_unlock(&d->lock);
+        s = calloc(1, sizeof *s);
+        if (s == NULL) return &not_a_file;
+        s->hash = hash;
+        s->source = strdup(source);
+        s->path = bk_debugger_normalize_path(source + 1);
+        s->gen = ~0u;
+        pthread_mutex_lock(&d->lock);
+        s->next = *bucket;
+        *bucket = s;
+    }
+    if (s->gen != d->gen) {
+        s->gen = d->gen;
+        free(s->lines);
+        s->lines = NULL;
+        s->count = 0;
+        for (int i = 0; s->path != NULL && i < d->file_count; i++) {
+            if (d->files[i].count > 0 && strcmp(d->files[i].path, s->path) == 0) {
+                s->lines = malloc(sizeof(int) * (size_t)d->files[i].count);
+                if (s->lines != NULL) {
+                    memcpy(s->lines, d->files[i].lines, sizeof(int) * (size_t)d->files[i].count);
+                    s->count = d->files[i].count;
+                }
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&d->lock);
+    return s;
+}
+
+// Whether a breakpoint line lies in [first, last] (last < first: the main chunk, every line).
+static int bk_dbg_has_lines(const bk_dbg_source *s, int first, int last) {
+    if (s->count == 0) return 0;
+    if (first == 0) return 1;
+    int lo = 0, hi = s->count;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (s->lines[mid] < first) lo = mid + 1; else hi = mid;
+    }
+    return lo < s->count && s->lines[lo] <= last;
+}
+
+// Levels on L's stack (O(log n) probes of lua_getstack).
+static int bk_dbg_depth(lua_State *L) {
+    lua_Debug ar;
+    int lo = 0, hi = 1;
+    if (!lua_getstack(L, 0, &ar)) return 0;
+    while (lua_getstack(L, hi, &ar)) { lo = hi; hi *= 2; }
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (lua_getstack(L, mid, &ar)) lo = mid; else hi = mid;
+    }
+    return lo + 1;
+}
+
+static int bk_dbg_hidden(const char *source) { return source != NULL && strncmp(source, "=bk/", 4) == 0; }
+
+static int bk_dbg_wanted_mask(bk_debugger *d) {
+    pthread_mutex_lock(&d->lock);
+    int calls = d->function_count > 0;
+    for (int i = 0; !calls && i < d->file_count; i++) calls = d->files[i].count > 0;
+    pthread_mutex_unlock(&d->lock);
+    return calls ? LUA_MASKCALL : 0;  // count events come from pokes
+}
+
+static void bk_dbg_hook(lua_State *L, lua_Debug *ar, void *context);
+
+// MARK: - pcall and xpcall seen by the "all" exception filter
+
+// An error caught by the script's pcall stops there only if someone looks before the stack unwinds:
+// a message handler. With the "all" filter on, the globals pcall and xpcall become these, which call
+// the xpcall they replaced with a handler that asks the debugger first (then the script's own).
+static const char bk_dbg_wrapped_key = 0;  // registry[&key] = true once the globals are wrapped
+
+static int bk_dbg_caught(lua_State *L) {
+    lua_settop(L, 1);
+    bk_debugger_exception(L, 0);
+    if (lua_isnone(L, lua_upvalueindex(1))) return 1;
+    lua_pushvalue(L, lua_upvalueindex(1));  // xpcall's own handler, with the value unchanged
+    lua_insert(L, 1);
+    lua_call(L, 1, 1);
+    return 1;
+}
+
+static int bk_dbg_return_all(lua_State *L, int status, lua_KContext ctx) {
+    (void)status;
+    (void)ctx;
+    return lua_gettop(L);
+}
+
+static int bk_dbg_pcall(lua_State *L) {
+    luaL_checkany(L, 1);
+    lua_pushvalue(L, lua_upvalueindex(1));  // the original xpcall
+    lua_insert(L, 1);
+    lua_pushcfunction(L, bk_dbg_caught);
+    lua_insert(L, 3);
+    lua_callk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, bk_dbg_return_all);
+    return lua_gettop(L);
+}
+
+static int bk_dbg_xpcall(lua_State *L) {
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, bk_dbg_caught, 1);
+    lua_replace(L, 2);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_callk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, bk_dbg_return_all);
+    return lua_gettop(L);
+}
+
+static void bk_dbg_wrap_protected_calls(lua_State *L, bk_debugger *d) {
+    if (!(__atomic_load_n(&d->exceptions, __ATOMIC_RELAXED) & BK_DEBUG_ALL) || !lua_checkstack(L, 4)) return;
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_dbg_wrapped_key) != LUA_TNIL) {
+        lua_pop(L, 1);
+        return;
+    }
+    lua_pop(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+    lua_pushliteral(L, "xpcall");
+    if (lua_rawget(L, -2) != LUA_TFUNCTION) {
+        lua_pop(L, 2);
+        return;
+    }
+    lua_pushvalue(L, -1);
+    lua_pushcclosure(L, bk_dbg_pcall, 1);
+    lua_pushliteral(L, "pcall");
+    lua_insert(L, -2);
+    lua_rawset(L, -4);
+    lua_pushcclosure(L, bk_dbg_xpcall, 1);
+    lua_pushliteral(L, "xpcall");
+    lua_insert(L, -2);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+    lua_pushboolean(L, 1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_dbg_wrapped_key);
+}
+
+// Calls the agent: agent(reason, detail, line). The agent decides (a condition, a log point) and,
+// when it stops, answers requests until the client resumes; it sets the next step itself.
+static void bk_dbg_call_agent(lua_State *L, bk_debugger *d, const char *reason, const char *detail, int line) {
+    if (!lua_checkstack(L, 5)) return;
+    d->stop_depth = bk_dbg_depth(L);
+    d->in_agent = 1;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_debugger_agent_key);
+    lua_pushstring(L, reason);
+    if (detail != NULL) lua_pushstring(L, detail); else lua_pushnil(L);
+    lua_pushinteger(L, line);
+    if (bk_pcall(L, 3, 0, 0) != LUA_OK) lua_pop(L, 1);
+    d->in_agent = 0;
+    d->eval_deadline = 0;
+    // Breakpoints may have changed while stopped: the line handler decides again from here.
+    bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
+}
+
+static void bk_dbg_refresh(lua_State *L, bk_debugger *d) {
+    unsigned gen = __atomic_load_n(&d->gen, __ATOMIC_RELAXED);
+    if (gen == d->seen_gen) return;
+    d->seen_gen = gen;
+    int mask = bk_dbg_wanted_mask(d);
+    if (mask != d->attached_mask) {
+        d->attached_mask = mask;
+        bk_hook_attach(L, BK_HOOK_DEBUGGER, bk_dbg_hook, d, mask, BK_DEBUG_COUNT);
+    }
+    bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);  // the running function may have new lines
+    bk_dbg_wrap_protected_calls(L, d);
+}
+
+static void bk_dbg_on_line(lua_State *L, lua_Debug *ar, bk_debugger *d) {
+    if (!lua_getinfo(L, "Sl", ar)) return;
+    int stepping = d->step_mode != BK_STEP_NONE && (d->step_L == L || d->step_L == NULL);
+    if (stepping && !bk_dbg_hidden(ar->source)) {
+        int stop = d->step_mode == BK_STEP_IN;
+        if (!stop) {
+            int depth = bk_dbg_depth(L);
+            stop = d->step_mode == BK_STEP_OVER ? depth <= d->step_depth : depth < d->step_depth;
+        }
+        if (stop) {
+            const char *reason = d->entry ? "entry" : "step";
+            d->entry = 0;
+            d->step_mode = BK_STEP_NONE;
+            d->step_L = NULL;
+            bk_dbg_call_agent(L, d, reason, NULL, ar->currentline);
+            return;
+        }
+    }
+    bk_dbg_source *s = bk_dbg_source_of(d, ar->source);
+    if (s->count > 0) {
+        int lo = 0, hi = s->count;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (s->lines[mid] < ar->currentline) lo = mid + 1; else hi = mid;
+        }
+        if (lo < s->count && s->lines[lo] == ar->currentline) {
+            bk_dbg_call_agent(L, d, "breakpoint", s->path, ar->currentline);
+            return;
+        }
+    }
+    if (!stepping && !bk_dbg_has_lines(s, ar->linedefined, ar->lastlinedefined))
+        bk_hook_thread_extra(L, LUA_MASKRET);  // lines off here; the return to a caller decides again
+}
+
+static void bk_dbg_on_call(lua_State *L, lua_Debug *ar, bk_debugger *d) {
+    if (!lua_getinfo(L, "S", ar)) return;
+    bk_dbg_source *s = bk_dbg_source_of(d, ar->source);
+    if (bk_dbg_has_lines(s, ar->linedefined, ar->lastlinedefined))
+        bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
+    if (__atomic_load_n(&d->function_count, __ATOMIC_RELAXED) == 0 || bk_dbg_hidden(ar->source)) return;
+    if (!lua_getinfo(L, "n", ar) || ar->name == NULL) return;
+    char name[256];
+    int found = 0;
+    pthread_mutex_lock(&d->lock);
+    const char *p = d->functions;
+    for (int i = 0; i < d->function_count; i++, p += strlen(p) + 1) {
+        const char *last = strrchr(p, '.');
+        const char *tail = strrchr(p, ':');
+        if (tail != NULL && (last == NULL || tail > last)) last = tail;
+        last = last != NULL ? last + 1 : p;
+        if (strcmp(last, ar->name) == 0 && strlen(p) < sizeof name) {
+            strcpy(name, p);
+            found = 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&d->lock);
+    if (found) bk_dbg_call_agent(L, d, "function", name, ar->linedefined);
+}
+
+static void bk_dbg_on_return(lua_State *L, bk_debugger *d) {
+    lua_Debug caller;
+    if (!lua_getstack(L, 1, &caller) || !lua_getinfo(L, "S", &caller)) return;
+    bk_dbg_source *s = bk_dbg_source_of(d, caller.source);
+    if (bk_dbg_has_lines(s, caller.linedefined, caller.lastlinedefined))
+        bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
+}
+
+static void bk_dbg_hook(lua_State *L, lua_Debug *ar, void *context) {
+    bk_debugger *d = context;
+    if (d->in_agent) {
+        // Only an evaluation's own threads run now (the stopped one has hooks off): stop one that
+        // runs too long or that the client interrupts (pause).
+        if (ar->event == LUA_HOOKCOUNT && d->eval_deadline > 0 &&
+            (bk_dbg_now() > d->eval_deadline || __atomic_exchange_n(&d->pause_requested, 0, __ATOMIC_RELAXED))) {
+            d->eval_deadline = bk_dbg_now() + 0.1;  // its handlers get a moment, then raise again
+            // The hub counts this C client as a Swift frame (swift_depth + 1) and puts it back when
+            // the client returns; this one raises instead (as the limits do, from C), so it puts it
+            // back itself.
+            bk_runtime *rt = bk_runtime_of(L);
+            if (rt != NULL && rt->swift_depth > 0) rt->swift_depth--;
+            luaL_error(L, "evaluation stopped: it ran too long (the debugger's limit) or was paused");
+        }
+        return;
+    }
+    switch (ar->event) {
+    case LUA_HOOKCOUNT:
+        bk_dbg_refresh(L, d);
+        if (__atomic_exchange_n(&d->pause_requested, 0, __ATOMIC_RELAXED)) {
+            if (lua_getstack(L, 0, ar) && lua_getinfo(L, "l", ar))
+                bk_dbg_call_agent(L, d, "pause", NULL, ar->currentline);
+        }
+        break;
+    case LUA_HOOKCALL:
+    case LUA_HOOKTAILCALL:
+        bk_dbg_on_call(L, ar, d);
+        break;
+    case LUA_HOOKRET:
+        bk_dbg_on_return(L, d);
+        break;
+    case LUA_HOOKLINE:
+        bk_dbg_on_line(L, ar, d);
+        break;
+    default:
+        break;
+    }
+}
+
+void bk_debugger_attach(lua_State *L, bk_debugger *d, int stopOnEntry) {
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_agent_key);
+    __atomic_store_n(&d->rt, bk_runtime_of(L), __ATOMIC_RELEASE);
+    lua_pushlightuserdata(L, d);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_self_key);
+    d->seen_gen = __atomic_load_n(&d->gen, __ATOMIC_RELAXED);
+    d->attached_mask = bk_dbg_wanted_mask(d);
+    bk_hook_attach(L, BK_HOOK_DEBUGGER, bk_dbg_hook, d, d->attached_mask, BK_DEBUG_COUNT);
+    bk_dbg_wrap_protected_calls(L, d);
+    if (stopOnEntry) {
+        d->entry = 1;
+        d->step_mode = BK_STEP_IN;
+        d->step_L = NULL;
+    }
+    bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
+}
+
+void bk_debugger_detach(lua_State *L, bk_debugger *d) {
+    __atomic_store_n(&d->rt, NULL, __ATOMIC_RELEASE);
+    bk_hook_detach(L, BK_HOOK_DEBUGGER);
+    lua_pushnil(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_self_key);
+    lua_pushnil(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_agent_key);
+}
+
+// MARK: - The agent's natives
+
+static bk_debugger *bk_dbg_self(lua_State *L) { return lua_touserdata(L, lua_upvalueindex(1)); }
+
+// step(mode): how the stopped thread goes on (0 continue, 1 in, 2 over, 3 out).
+static int bk_dbg_native_step(lua_State *L) {
+    bk_debugger *d = bk_dbg_self(L);
+    lua_Integer mode = luaL_checkinteger(L, 1);
+    if (mode < BK_STEP_NONE || mode > BK_STEP_OUT) return luaL_argerror(L, 1, "bad step mode");
+    d->step_mode = (int)mode;
+    d->step_L = mode == BK_STEP_NONE ? NULL : L;
+    d->step_depth = d->stop_depth;
+    d->entry = 0;
+    return 0;
+}
+
+// path(source): the absolute path of a chunk "@name", or nil.
+static int bk_dbg_native_path(lua_State *L) {
+    const char *source = luaL_checkstring(L, 1);
+    if (source[0] != '@') return 0;
+    char *path = bk_debugger_normalize_path(source + 1);
+    if (path == NULL) return 0;
+    lua_pushstring(L, path);
+    free(path);
+    return 1;
+}
+
+// evaluating(seconds): threads the agent runs from now on stop after `seconds` (0: no limit).
+static int bk_dbg_native_evaluating(lua_State *L) {
+    bk_debugger *d = bk_dbg_self(L);
+    lua_Number seconds = luaL_checknumber(L, 1);
+    d->eval_deadline = seconds > 0 ? bk_dbg_now() + seconds : 0;
+    __atomic_store_n(&d->pause_requested, 0, __ATOMIC_RELAXED);
+    // Count events only while an evaluation runs: an endless one must be stopped.
+    d->attached_mask = bk_dbg_wanted_mask(d) | (seconds > 0 ? LUA_MASKCOUNT : 0);
+    bk_hook_attach(L, BK_HOOK_DEBUGGER, bk_dbg_hook, d, d->attached_mask, BK_DEBUG_COUNT);
+    return 0;
+}
+
+// sources(): the files the hook has seen run (absolute paths), for loadedSources.
+static int bk_dbg_native_sources(lua_State *L) {
+    bk_debugger *d = bk_dbg_self(L);
+    // Copied under the lock, pushed after it (a push may raise or run finalizers).
+    enum { MAX = 4096 };
+    char **paths = calloc(MAX, sizeof *paths);
+    int n = 0;
+    if (paths != NULL) {
+        pthread_mutex_lock(&d->lock);
+        for (int b = 0; b < BK_DEBUG_BUCKETS; b++)
+            for (bk_dbg_source *s = d->sources[b]; s != NULL && n < MAX; s = s->next)
+                if (s->path != NULL && (paths[n] = strdup(s->path)) != NULL) n++;
+        pthread_mutex_unlock(&d->lock);
+    }
+    lua_pushlightuserdata(L, paths);  // freed below; a raise here would leak them, no more
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushstring(L, paths[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    for (int i = 0; i < n; i++) free(paths[i]);
+    free(paths);
+    return 1;
+}
+
+static int bk_dbg_pushnatives_protected(lua_State *L) {
+    bk_debugger *d = lua_touserdata(L, 1);
+    lua_createtable(L, 0, 4);
+    lua_pushlightuserdata(L, d);
+    lua_pushcclosure(L, bk_dbg_native_step, 1);
+    lua_setfield(L, -2, "step");
+    lua_pushcfunction(L, bk_dbg_native_path);
+    lua_setfield(L, -2, "path");
+    lua_pushlightuserdata(L, d);
+    lua_pushcclosure(L, bk_dbg_native_evaluating, 1);
+    lua_setfield(L, -2, "evaluating");
+    lua_pushlightuserdata(L, d);
+    lua_pushcclosure(L, bk_dbg_native_sources, 1);
+    lua_setfield(L, -2, "sources");
+    lua_pushcfunction(L, luaopen_debug);  // a private copy of the library: sandboxes have none
+    lua_call(L, 0, 1);
+    lua_setfield(L, -2, "debug");
+    return 1;
+}
+
+int bk_debugger_pushnatives(lua_State *L, bk_debugger *d) {
+    lua_pushcfunction(L, bk_dbg_pushnatives_protected);
+    lua_pushlightuserdata(L, d);
+    return bk_pcall(L, 1, 1, 0);
+}
+
+void bk_debugger_exception(lua_State *L, int uncaught) {
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_debugger_self_key) != LUA_TLIGHTUSERDATA) {
+        lua_pop(L, 1);
+        return;
+    }
+    bk_debugger *d = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    int filters = __atomic_load_n(&d->exceptions, __ATOMIC_RELAXED);
+    if (d->in_agent || !(filters & (uncaught ? (BK_DEBUG_UNCAUGHT | BK_DEBUG_ALL) : BK_DEBUG_ALL))) return;
+    if (!lua_checkstack(L, 6)) return;
+    // The error value is on top: the agent reads it as the handler's argument (level 1).
+    int line = 0;
+    lua_Debug ar;
+    if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "l", &ar)) line = ar.currentline;
+    bk_dbg_call_agent(L, d, uncaught ? "exception" : "exception-caught", NULL, line);
+}
+
+void bk_debugger_stdio(int unbuffered) {
+    if (unbuffered) setvbuf(stdout, NULL, _IONBF, 0);
+    fflush(stdout);
+    fflush(stderr);
+}
+
+int bk_debugger_on_exit(void (*handler)(int status, void *argument), void *argument) {
+    return on_exit(handler, argument);
+}

@@ -1,0 +1,53 @@
+// The debugger's hook client (Debugger.c): breakpoints, stepping and pause, checked in C on the
+// hook hub's events; a stop calls the debugger's agent (Debugger/DebugAgent.lua) in a protected
+// call, which talks to the Swift session (Debugger/) and blocks there until the client resumes.
+#ifndef CLUASHIM_DEBUGGER_H
+#define CLUASHIM_DEBUGGER_H
+
+#include <lua.h>
+
+typedef struct bk_debugger bk_debugger;
+
+/// Step modes: what the next stop waits for on the thread that stopped.
+typedef enum bk_step { BK_STEP_NONE = 0, BK_STEP_IN = 1, BK_STEP_OVER = 2, BK_STEP_OUT = 3 } bk_step;
+
+/// Exception breakpoint filters (bk_debugger_set_exceptions).
+#define BK_DEBUG_UNCAUGHT 1
+#define BK_DEBUG_ALL 2
+
+// From any thread (the transport's): these never touch a Lua state.
+bk_debugger *bk_debugger_create(void);
+/// Frees it; the state must be detached (bk_debugger_detach) first.
+void bk_debugger_destroy(bk_debugger *d);
+/// Replaces the line breakpoints of the file `path` (absolute; normalized here) with `lines`.
+void bk_debugger_set_lines(bk_debugger *d, const char *path, const int *lines, int count);
+/// Replaces the function breakpoints: `names` holds `count` NUL-terminated names one after another.
+void bk_debugger_set_functions(bk_debugger *d, const char *names, int count);
+void bk_debugger_set_exceptions(bk_debugger *d, int filters);
+int bk_debugger_exceptions(bk_debugger *d);
+/// Asks the running script to stop at its next instruction (count events, so an endless loop too).
+void bk_debugger_pause(bk_debugger *d);
+/// Clears breakpoints, exception filters and steps (the client left): the script runs on.
+void bk_debugger_release_script(bk_debugger *d);
+/// The absolute, normalized path of a file name (realpath, else joined to the working directory),
+/// malloc'd, or NULL; what breakpoints and stack traces use for a chunk "@name".
+char *bk_debugger_normalize_path(const char *name);
+/// Flushes C's stdout and stderr; `unbuffered`: stdout writes at once from now on (bklua --dap,
+/// where it is a pipe to the client's output events).
+void bk_debugger_stdio(int unbuffered);
+/// glibc's on_exit: `handler` runs at exit() with its status (os.exit under bklua --dap).
+int bk_debugger_on_exit(void (*handler)(int status, void *argument), void *argument);
+
+// On the thread running the state.
+/// Attaches `d` to L's state: the agent function is on top of the stack (popped, kept in the
+/// registry). `stopOnEntry`: the first line run stops with reason "entry".
+void bk_debugger_attach(lua_State *L, bk_debugger *d, int stopOnEntry);
+void bk_debugger_detach(lua_State *L, bk_debugger *d);
+/// Pushes the agent's C natives, a table { step, path, evaluating, debug = a private debug library },
+/// in a protected call: returns its status (the error on top when not LUA_OK).
+int bk_debugger_pushnatives(lua_State *L, bk_debugger *d);
+/// Called where an error is raised (a message handler): stops with reason "exception" when the
+/// filters ask for it (`uncaught`: the handler is the top level's). Leaves the stack as it was.
+void bk_debugger_exception(lua_State *L, int uncaught);
+
+#endif

@@ -1,0 +1,148 @@
+import Testing
+import Foundation
+@testable import BlocksBridge
+
+/// A DAP client over a real TCP socket, as an editor attaching to a host's debug server.
+private final class SocketClient: @unchecked Sendable {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+    private var seq = 0
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
+        let ok = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard ok == 0 else { throw DebugServerError.cannotListen("connect failed") }
+        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    @discardableResult
+    func send(_ command: String, _ arguments: String = "{}") -> Int {
+        seq += 1
+        let body = Array("{\"seq\":\(seq),\"type\":\"request\",\"command\":\"\(command)\",\"arguments\":\(arguments)}".utf8)
+        let frame = Array("Content-Length: \(body.count)\r\n\r\n".utf8) + body
+        _ = frame.withUnsafeBytes { Foundation.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        return seq
+    }
+
+    /// The next message, parsed; nil when the connection ended or timed out.
+    func receive() -> JSONValue? {
+        while true {
+            if let end = find([13, 10, 13, 10]) {
+                let header = String(decoding: buffer[0 ..< end], as: UTF8.self)
+                guard let length = Int(header.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") else { return nil }
+                if buffer.count >= end + 4 + length {
+                    let body = Array(buffer[end + 4 ..< end + 4 + length])
+                    buffer.removeFirst(end + 4 + length)
+                    return JSONValue.parse(body)
+                }
+            }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { return nil }
+            buffer += chunk[0 ..< n]
+        }
+    }
+
+    /// Reads until `match` accepts a message; that message.
+    func wait(_ match: (JSONValue) -> Bool) -> JSONValue? {
+        while let message = receive() {
+            if match(message) { return message }
+        }
+        return nil
+    }
+
+    func response(_ seq: Int) -> JSONValue? { wait { $0["type"]?.string == "response" && $0["request_seq"]?.int == seq } }
+    func event(_ name: String) -> JSONValue? { wait { $0["type"]?.string == "event" && $0["event"]?.string == name } }
+
+    private func find(_ needle: [UInt8]) -> Int? {
+        guard buffer.count >= needle.count else { return nil }
+        for i in 0 ... buffer.count - needle.count where Array(buffer[i ..< i + needle.count]) == needle { return i }
+        return nil
+    }
+}
+
+/// `LuaState.startDebugServer`: a host's scripts debugged by a client over TCP.
+@Suite struct DebugServerTests {
+    @Test func aHostsScriptStopsAtABreakpointAndTheClientInspectsAndResumesIt() throws {
+        nonisolated(unsafe) let lua = try LuaState()  // the host's thread runs it; this one only serves
+        let port = try lua.startDebugServer(port: 0)
+        #expect(port > 0)
+        let client = try SocketClient(port: port)
+        _ = client.response(client.send("initialize", "{\"adapterID\":\"bk\"}"))
+        _ = client.response(client.send("attach"))
+        let path = "/host/script.lua"
+        let set = client.response(client.send("setBreakpoints", "{\"source\":{\"path\":\"\(path)\"},\"breakpoints\":[{\"line\":3}]}"))
+        #expect(set?["success"]?.bool == true)
+        _ = client.response(client.send("configurationDone"))
+        let code = """
+            local total = 0
+            for i = 1, 3 do
+              total = total + i
+            end
+            return total
+            """
+        // The host's thread blocks in the stop until the client resumes it.
+        let result = Locked<Int?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let values = try? lua.run(code, name: "@" + path)
+            if case let .integer(n)? = values?.first { result.withLock { $0 = Int(n) } }
+            done.signal()
+        }
+        let stopped = client.event("stopped")
+        #expect(stopped?["body"]?["reason"]?.string == "breakpoint")
+        let frames = client.response(client.send("stackTrace", "{\"threadId\":1}"))
+        let top = frames?["body"]?["stackFrames"]?.array?.first
+        #expect(top?["line"]?.int == 3)
+        #expect(top?["source"]?["path"]?.string == path)
+        let evaluated = client.response(client.send("evaluate", "{\"expression\":\"i * 100\",\"frameId\":1,\"context\":\"watch\"}"))
+        #expect(evaluated?["body"]?["result"]?.string == "100")
+        _ = client.response(client.send("setBreakpoints", "{\"source\":{\"path\":\"\(path)\"},\"breakpoints\":[]}"))
+        _ = client.response(client.send("continue", "{\"threadId\":1}"))
+        #expect(done.wait(timeout: .now() + 20) == .success)
+        #expect(result.withLock { $0 } == 6)
+        lua.stopDebugServer()
+        // Stopped: the same state runs on with no debugger.
+        if case let .integer(n)? = try lua.run("return 1 + 1").first { #expect(n == 2) } else { Issue.record("no result") }
+    }
+
+    @Test func aClientThatLeavesWhileTheScriptIsStoppedLetsItFinish() throws {
+        nonisolated(unsafe) let lua = try LuaState()
+        let port = try lua.startDebugServer(port: 0)
+        var client: SocketClient? = try SocketClient(port: port)
+        _ = client?.response(client!.send("initialize"))
+        _ = client?.response(client!.send("setBreakpoints", "{\"source\":{\"path\":\"/host/b.lua\"},\"breakpoints\":[{\"line\":2}]}"))
+        _ = client?.response(client!.send("configurationDone"))
+        let done = DispatchSemaphore(value: 0)
+        let result = Locked<Int?>(nil)
+        Thread.detachNewThread {
+            let values = try? lua.run("local x = 1\nx = x + 1\nreturn x", name: "@/host/b.lua")
+            if case let .integer(n)? = values?.first { result.withLock { $0 = Int(n) } }
+            done.signal()
+        }
+        #expect(client?.event("stopped") != nil)
+        client = nil  // closes the socket mid-stop
+        #expect(done.wait(timeout: .now() + 20) == .success)
+        #expect(result.withLock { $0 } == 2)
+        lua.stopDebugServer()
+    }
+
+    @Test func aSecondServerIsRefusedAndStoppingEndsTheSession() throws {
+        let lua = try LuaState()
+        #expect(lua.debugSession == nil)
+        let port = try lua.startDebugServer(port: 0)
+        #expect(port > 0)
+        #expect(throws: DebugServerError.self) { try lua.startDebugServer(port: 0) }
+        lua.stopDebugServer()
+        #expect(lua.debugSession == nil)
+    }
+}

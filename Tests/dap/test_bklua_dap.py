@@ -1,0 +1,696 @@
+"""bklua's debugger, driven as an editor drives it: the Debug Adapter Protocol over real pipes
+(`bklua --dap`) and a real TCP socket (`bklua --dap-listen`), whole sessions on real scripts.
+
+Run: python3 Tests/dap/test_bklua_dap.py [name-filter]   (BKLUA names the binary)
+Prints one line per case and "N passed, N failed"; exits non-zero on a failure.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dap_client import Client, DAPError  # noqa: E402
+
+BKLUA = os.path.abspath(os.environ.get("BKLUA", ".build/debug/bklua"))
+scratch = os.path.realpath(tempfile.mkdtemp(prefix="bklua-dap-"))
+cases = []
+
+
+def case(function):
+    cases.append(function)
+    return function
+
+
+def script(name, text):
+    path = os.path.join(scratch, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def line_of(path, marker):
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            if marker in line:
+                return number
+    raise AssertionError("no line with %r" % marker)
+
+
+def check(condition, what):
+    if not condition:
+        raise AssertionError(what)
+
+
+def adapter():
+    return Client.launch_adapter(BKLUA)
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole sessions over pipes
+
+@case
+def a_whole_session_breakpoint_stack_scopes_variables_evaluate_steps_exit():
+    path = script("whole.lua", """local M = {}
+local counter = 0
+local function add(a, b)
+  local sum = a + b          -- BP-ADD
+  counter = counter + 1
+  return sum
+end
+function M.run(list)
+  local total = 0
+  for i = 1, #list do
+    total = add(total, list[i])   -- CALL-ADD
+  end
+  local after = total * 2     -- AFTER
+  return after
+end
+local big = {}
+for i = 1, 250 do big[i] = i * i end
+local nested = { name = "x", inner = { 1, 2, { deep = true } } }
+print("result", M.run({ 10, 20, 30 }), #big, nested.name)
+""")
+    c = adapter()
+    try:
+        caps, bps = c.start(path, breakpoints={path: [line_of(path, "BP-ADD")]})
+        check(caps.get("supportsConditionalBreakpoints") and caps.get("supportsLogPoints"), "capabilities: %r" % caps)
+        check(bps[path]["breakpoints"][0]["verified"], "verified: %r" % bps)
+        stop = c.stopped("breakpoint")
+        check(stop["threadId"] == 1, "thread %r" % stop)
+        frames = c.frames()
+        check(frames[0]["source"]["path"] == path, "absolute path: %r" % frames[0])
+        check(frames[0]["line"] == line_of(path, "BP-ADD"), "line %r" % frames[0])
+        check(frames[0]["name"] == "add", "name %r" % frames[0]["name"])
+        check(frames[1]["line"] == line_of(path, "CALL-ADD") and frames[1]["name"] in ("run", "M.run"), "caller %r" % frames[1])
+        check(frames[-1]["name"] == "main chunk", "bottom: %r" % frames[-1])
+        check(all("bk/" not in (f.get("source", {}).get("name") or "") for f in frames), "bridge frames hidden")
+        scopes = c.scopes(frames[0]["id"])
+        check(set(scopes) >= {"Locals", "Upvalues", "Varargs", "Globals"}, "scopes %r" % list(scopes))
+        local = c.locals(frames[0]["id"])
+        check(local["a"]["value"] == "0" and local["b"]["value"] == "10", "locals %r" % local)
+        ups = {v["name"]: v for v in c.variables(scopes["Upvalues"]["variablesReference"])}
+        check(ups["counter"]["value"] == "0", "upvalues %r" % ups)
+        glob = {v["name"]: v for v in c.variables(scopes["Globals"]["variablesReference"])}
+        check("print" in glob and "string" in glob, "globals")
+        # evaluate in the selected frame: watch, hover, repl
+        check(c.evaluate("a + b", frames[0]["id"], "watch")["result"] == "10", "watch")
+        check(c.evaluate("total", frames[1]["id"], "hover")["result"] == "0", "hover in the caller frame")
+        check(c.evaluate("#list", frames[1]["id"])["result"] == "3", "repl")
+        # tables: expandable, nested, paged
+        t = c.evaluate("nested", frames[-1]["id"])
+        check(t["variablesReference"] > 0, "table expandable %r" % t)
+        kids = {v["name"]: v for v in c.variables(t["variablesReference"])}
+        check(kids["name"]["value"] == '"x"', "child %r" % kids)
+        inner = {v["name"]: v for v in c.variables(kids["inner"]["variablesReference"])}
+        check(inner["[3]"]["variablesReference"] > 0, "nested %r" % inner)
+        big = c.evaluate("big", frames[-1]["id"])
+        check(big.get("indexedVariables") == 250, "paged %r" % big)
+        page = c.variables(big["variablesReference"], filter="indexed", start=100, count=5)
+        check([v["name"] for v in page] == ["[101]", "[102]", "[103]", "[104]", "[105]"], "page %r" % page)
+        check(page[0]["value"] == "10201", "page value %r" % page[0])
+        # steps: next, next, stepOut lands in the caller
+        c.step("next")
+        c.stopped("step")
+        check(c.frames()[0]["line"] == line_of(path, "BP-ADD") + 1, "next")
+        c.step("stepOut")
+        c.stopped("step")
+        # Back in the caller: Lua reports no new line event for the rest of the line the call was
+        # on, so the next is the loop's (line 10) or the line after (a call that ends a line).
+        check(c.frames()[0]["line"] in (line_of(path, "CALL-ADD") - 1, line_of(path, "CALL-ADD")), "stepOut: %r" % c.frames()[0])
+        check(c.frames()[0]["name"] == "run", "stepOut into run")
+        # remove the breakpoint, continue to the end
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit status 0")
+        check("result\t120\t250\tx\n" in c.output.get("stdout", ""), "stdout as output events: %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
+def stop_on_entry_args_env_cwd_output_and_exit_status():
+    path = script("entry.lua", """local first = 1
+io.write("out:", arg[1], ":", os.getenv("BK_DAP_TEST"), "\\n")
+io.stderr:write("err line\\n")
+io.write("cwd-file:", tostring(io.open("entry.lua") ~= nil), "\\n")
+os.exit(3)
+""")
+    c = adapter()
+    try:
+        c.start(path, stop_on_entry=True, args=["hello"], cwd=scratch, env={"BK_DAP_TEST": "yes"})
+        stop = c.stopped("entry")
+        check(c.frames()[0]["line"] == 1, "entry at line 1")
+        c.step("stepIn")
+        c.stopped("step")
+        check(c.frames()[0]["line"] == 2, "stepIn to line 2")
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 3, "os.exit(3) is the exit status")
+        check("out:hello:yes\n" in c.output.get("stdout", ""), "args and env: %r" % c.output)
+        check("cwd-file:true" in c.output.get("stdout", ""), "cwd: %r" % c.output)
+        check("err line\n" in c.output.get("stderr", ""), "stderr: %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
+def an_error_the_script_does_not_catch_fails_the_run():
+    path = script("fails.lua", "local x = nil\nprint(x.field)\n")
+    c = adapter()
+    try:
+        c.start(path)
+        check(c.finish() == 1, "exit status 1")
+        check("attempt to index a nil value" in c.output.get("stderr", ""), "error on stderr: %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
+def step_in_enters_a_function_and_step_over_does_not():
+    path = script("steps.lua", """local function inner(x)
+  return x * 2      -- INNER
+end
+local a = 1         -- START
+local b = inner(a)  -- CALL
+local c = inner(b)  -- CALL2
+print(a, b, c)
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "START")]})
+        c.stopped("breakpoint")
+        c.step("next")
+        c.stopped("step")
+        check(c.frames()[0]["line"] == line_of(path, "CALL"), "next to CALL")
+        c.step("stepIn")
+        c.stopped("step")
+        f = c.frames()
+        check(f[0]["line"] == line_of(path, "INNER") and f[0]["name"] == "inner", "stepIn: %r" % f[0])
+        c.step("stepOut")
+        c.stopped("step")
+        check(c.frames()[0]["line"] == line_of(path, "CALL2"), "stepOut: %r" % c.frames()[0])
+        c.step("next")
+        c.stopped("step")
+        check(c.frames()[0]["line"] == line_of(path, "CALL2") + 1, "next over a call: %r" % c.frames()[0])
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
+def pause_stops_an_endless_loop_and_set_variable_ends_it():
+    path = script("endless.lua", """local running = true
+local n = 0
+while running do n = n + 1 end
+print("ended after", n > 0)
+""")
+    c = adapter()
+    try:
+        c.start(path)
+        time.sleep(0.3)
+        c.request("pause", {"threadId": 1})
+        c.stopped("pause")
+        f = c.frames()
+        check(f[0]["line"] == 3, "paused in the loop: %r" % f[0])
+        scopes = c.scopes(f[0]["id"])
+        r = c.request("setVariable", {"variablesReference": scopes["Locals"]["variablesReference"],
+                                      "name": "running", "value": "false"})["body"]
+        check(r["value"] == "false", "setVariable: %r" % r)
+        check(c.evaluate("running")["result"] == "false", "the local changed")
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+        check("ended after\ttrue" in c.output.get("stdout", ""), "loop ended: %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
+def conditions_hit_conditions_and_log_points():
+    path = script("cond.lua", """local seen = {}
+for i = 1, 20 do
+  seen[#seen + 1] = i   -- COND
+  local twice = i * 2   -- LOG
+  local x = twice       -- HIT
+end
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [
+            {"line": line_of(path, "COND"), "condition": "i == 7"},
+            {"line": line_of(path, "LOG"), "logMessage": "i is {i}, twice {i * 2}"},
+            {"line": line_of(path, "HIT"), "hitCondition": "15"},
+        ]})
+        c.stopped("breakpoint")
+        check(c.evaluate("i")["result"] == "7", "condition i == 7")
+        c.request("continue", {"threadId": 1})
+        c.stopped("breakpoint")
+        check(c.frames()[0]["line"] == line_of(path, "HIT") and c.evaluate("i")["result"] == "15", "hit count 15")
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+        console = c.output.get("console", "")
+        check("i is 1, twice 2\n" in console and "i is 20, twice 40\n" in console, "log points: %r" % console)
+    finally:
+        c.close()
+
+
+@case
+def function_breakpoints_by_global_and_dotted_name():
+    path = script("funcs.lua", """Shapes = { area = {} }
+function Shapes.area.square(s)
+  return s * s           -- SQUARE
+end
+function greet(name)
+  return "hi " .. name   -- GREET
+end
+local alias = greet
+print(Shapes.area.square(3), greet("a"))
+""")
+    c = adapter()
+    try:
+        c.start(path, functions=["Shapes.area.square", "greet"])
+        c.stopped("function breakpoint")
+        f = c.frames()
+        check(f[0]["line"] == line_of(path, "SQUARE") - 1 or f[0]["line"] == line_of(path, "SQUARE"), "square: %r" % f[0])
+        c.request("continue", {"threadId": 1})
+        c.stopped("function breakpoint")
+        check(c.frames()[0]["name"] == "greet", "greet: %r" % c.frames()[0])
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
+def a_breakpoint_in_a_block_of_bk_map_shows_the_helpers_caller_and_no_bridge_frames():
+    path = script("helpers.lua", """local function double(list)
+  return bk.map(list, function(x)
+    return x * 2         -- BLOCK
+  end)
+end
+local out = double({ 1, 2, 3 })
+local sorted = bk.sorted({ 3, 1, 2 }, function(a, b)
+  return a < b           -- SORTBLOCK
+end)
+print(#out, sorted[1])
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "BLOCK"), line_of(path, "SORTBLOCK")]})
+        c.stopped("breakpoint")
+        f = c.frames()
+        check(f[0]["line"] == line_of(path, "BLOCK"), "in the block")
+        lua_frames = [x for x in f if "source" in x and "path" in x["source"]]
+        check(lua_frames[1]["name"] == "double", "the helper's caller below: %r" % f)
+        check(all(x.get("source", {}).get("path", path) == path for x in f), "no bridge chunks: %r" % f)
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": [{"line": line_of(path, "SORTBLOCK")}]})
+        c.request("continue", {"threadId": 1})
+        c.stopped("breakpoint")
+        f = c.frames()
+        check(f[0]["line"] == line_of(path, "SORTBLOCK"), "in the toolbox's block: %r" % f[0])
+        check(all("bk/" not in (x.get("source", {}).get("name") or "") for x in f), "toolbox frames hidden: %r" % f)
+        check(any(x["line"] == line_of(path, "SORTBLOCK") - 1 - 0 or x["line"] == 7 for x in f[1:]), "caller line: %r" % f)
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
+def next_over_bk_sleep_in_a_task_stops_on_that_tasks_next_line():
+    path = script("tasks.lua", """local log = {}
+local function worker(name, delay)
+  log[#log + 1] = name .. " start"   -- START-A
+  bk.sleep(delay)                     -- SLEEP
+  log[#log + 1] = name .. " end"     -- AFTER
+end
+local a = bk.async(function() worker("a", 0.05) end)
+local b = bk.async(function()
+  for i = 1, 3 do
+    log[#log + 1] = "b " .. i         -- B-LOOP
+    bk.sleep(0.01)
+  end
+end)
+bk.awaitAll({ a, b })
+print(table.concat(log, ","))
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "SLEEP")]})
+        stop = c.stopped("breakpoint")
+        task = stop["threadId"]
+        check(task != 1, "a task is a thread of its own: %r" % stop)
+        threads = c.request("threads")["body"]["threads"]
+        check(any(t["id"] == task and t["name"].startswith("task ") for t in threads), "named: %r" % threads)
+        check(any(e["event"] == "thread" and e["body"]["threadId"] == task for e in c.seen), "thread event")
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        c.step("next", thread=task)
+        check(c.stopped("step")["threadId"] == task, "the same task")
+        f = c.frames(task)
+        check(f[0]["line"] == line_of(path, "AFTER"), "next over bk.sleep: %r" % f[0])
+        check(c.evaluate("name")["result"] == '"a"', "in task a")
+        check(c.evaluate("#log")["result"] == "4", "b ran meanwhile: %r" % c.evaluate("table.concat(log, ',')"))
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+EXCEPTIONS = """local ok, err = pcall(function()
+  error("caught one")                  -- CAUGHT
+end)
+local ok2 = pcall(bk.map, { 1, 2 }, function(x)
+  if x == 2 then error("in block") end   -- BLOCK
+  return x
+end)
+local function fail()
+  error({ code = 7 })                  -- FINAL
+end
+print("before the end", ok, ok2)
+fail()
+"""
+
+
+@case
+def exception_breakpoints_all_stop_where_errors_are_raised_even_caught_and_in_blocks():
+    path = script("exceptions.lua", EXCEPTIONS)
+    c = adapter()
+    try:
+        c.start(path, exceptions=["all"])
+        e = c.stopped("exception")
+        check("caught one" in e.get("text", ""), "caught: %r" % e)
+        check(c.frames()[0]["line"] == line_of(path, "CAUGHT"), "where raised: %r" % c.frames()[0])
+        c.request("continue", {"threadId": 1})
+        e = c.stopped("exception")
+        check("in block" in e.get("text", ""), "in bk.map's block: %r" % e)
+        f = c.frames()
+        check(f[0]["line"] == line_of(path, "BLOCK"), "in the block: %r" % f[0])
+        seen_final = False
+        for _ in range(4):
+            c.request("continue", {"threadId": 1})
+            e = c.stopped("exception")
+            if "uncaught" in e.get("description", ""):
+                seen_final = True
+                break
+        check(seen_final, "the uncaught error stops too")
+        check(c.frames()[0]["line"] == line_of(path, "FINAL"), "final: %r" % c.frames()[0])
+        check("error object" in e.get("text", ""), "a table error: %r" % e)
+        check(c.evaluate("1 + 1")["result"] == "2", "evaluate at an exception")
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 1, "exit status 1")
+        check("before the end\tfalse\tfalse" in c.output.get("stdout", ""), "pcall results unchanged: %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
+def exception_breakpoints_uncaught_ignore_errors_a_pcall_catches():
+    path = script("exceptions2.lua", EXCEPTIONS)
+    c = adapter()
+    try:
+        c.start(path, exceptions=["uncaught"])
+        e = c.stopped("exception")
+        check(c.frames()[0]["line"] == line_of(path, "FINAL"), "only the uncaught one: %r / %r" % (e, c.frames()[0]))
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 1, "exit status 1")
+    finally:
+        c.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# TCP
+
+def listen(script_path, *extra, wait=True):
+    args = [BKLUA, "--dap-listen", "0"] + (["--dap-wait"] if wait else []) + [script_path] + list(extra)
+    process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = process.stderr.readline().decode()
+    m = re.search(r"listening on [\d.]+:(\d+)", line)
+    if not m:
+        process.kill()
+        raise AssertionError("no port announced: %r" % line)
+    return process, int(m.group(1))
+
+
+@case
+def attach_over_tcp_with_dap_listen_and_dap_wait():
+    path = script("listen.lua", """local total = 0
+for i = 1, 5 do
+  total = total + i    -- LOOP
+end
+print("total", total)
+""")
+    process, port = listen(path)
+    c = Client.connect(port, process=process)
+    try:
+        c.initialize()
+        c.request("attach", {})
+        c.configure({path: [{"line": line_of(path, "LOOP"), "condition": "i == 4"}]})
+        c.stopped("breakpoint")
+        check(c.evaluate("total")["result"] == "6", "total before i == 4")
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit over TCP")
+        out = process.stdout.read().decode()
+        check("total\t15" in out, "the script's own stdout stays its own: %r" % out)
+    finally:
+        c.close()
+
+
+@case
+def a_client_attaching_late_can_pause_a_running_loop_and_leave_it_running():
+    path = script("late.lua", """local n = 0
+local stop = false
+while not stop do n = n + 1 end
+print("stopped at", n > 0)
+""")
+    process, port = listen(path, wait=False)
+    c = Client.connect(port, process=process)
+    try:
+        c.initialize()
+        c.request("attach", {})
+        c.configure()
+        c.request("pause", {"threadId": 1})
+        c.stopped("pause")
+        c.evaluate("stop = true")
+        check(c.evaluate("stop")["result"] == "true", "evaluate wrote the local")
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
+def the_sandbox_time_limit_still_ends_an_endless_loop_while_a_debugger_is_attached():
+    path = script("limited.lua", """local function never()
+  return 1            -- NEVER
+end
+local n = 0
+while true do n = n + 1 end
+""")
+    args = [BKLUA, "--dap-listen", "0", "--dap-wait", "--time-limit", "0.5", path]
+    process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    port = int(re.search(r":(\d+)", process.stderr.readline().decode()).group(1))
+    c = Client.connect(port, process=process)
+    try:
+        c.initialize()
+        c.request("attach", {})
+        c.configure({path: [line_of(path, "NEVER")]})
+        code = c.finish(timeout=20)
+        check(code == 1, "the limit ended the run: %r" % code)
+        err = process.stderr.read().decode()
+        check("time limit exceeded" in err, "stderr: %r" % err)
+    finally:
+        c.close()
+
+
+@case
+def loaded_sources_list_the_files_that_ran():
+    path = script("sources.lua", "local x = 1\nlocal y = 2\n")
+    c = adapter()
+    try:
+        c.start(path, stop_on_entry=True)
+        c.stopped("entry")
+        sources = c.request("loadedSources")["body"]["sources"]
+        check(any(s["path"] == path for s in sources), "sources %r" % sources)
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# A callback can do anything: evaluate and conditions that misbehave, a client that misbehaves
+
+HOSTILE = """local t = setmetatable({}, { __tostring = function() error("tostring raised") end,
+                               __index = function() error("index raised") end })
+local obj = setmetatable({}, { __gc = function() if bk then pcall(bk.sleep, 0) end end })
+obj = nil
+local n = 0
+for i = 1, 3 do
+  n = n + i          -- HERE
+end
+print("done", n)
+"""
+
+
+@case
+def evaluate_that_raises_yields_loops_or_collects_never_breaks_the_session():
+    path = script("hostile.lua", HOSTILE)
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "HERE")]})
+        c.stopped("breakpoint")
+        for expression, expect in [
+            ("error('plain')", "plain"),
+            ("error({})", "error object"),
+            ("error(setmetatable({}, {__tostring = function() error('x') end}))", "error object"),
+            ("error()", "error object"),
+            ("t.x", "index raised"),
+            ("tostring(t)", "tostring raised"),
+            ("coroutine.yield(1)", "yield"),
+            ("coroutine.close(coroutine.running())", ""),
+            ("collectgarbage() or 'ok'", None),
+            ("bk.sleep(0.01)", None),
+            ("debug.sethook(function() error('hooked') end, 'l')", None),
+            ("(function() while true do end end)()", "ran too long"),
+            ("string.rep('x', 100)", None),
+            ("@@@ not lua", "syntax"),
+        ]:
+            r = c.evaluate(expression, ok=False)
+            if expect is not None and expect != "":
+                text = r.get("message") or r.get("result") or ""
+                check(expect.lower() in text.lower() or (expect == "syntax" and "expected" in text),
+                      "%s -> %r" % (expression, r))
+        # Still a working session: locals, a step, the end.
+        check(c.evaluate("n")["result"] in ("0", "1", "3", "6"), "still answers")
+        for bad in ["error('c')", "coroutine.yield()", "while true do end", "nil + 1"]:
+            c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": [{"line": line_of(path, "HERE"), "condition": bad}]})
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        c.request("continue", {"threadId": 1})
+        check(c.finish(timeout=40) == 0, "the script ran to its end")
+        check("done\t6" in c.output.get("stdout", ""), "output %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
+def conditions_that_raise_yield_or_loop_stop_with_a_message_and_the_run_goes_on():
+    path = script("badcond.lua", """local hits = 0
+for i = 1, 4 do
+  hits = hits + 1     -- HERE
+end
+print("hits", hits)
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [{"line": line_of(path, "HERE"), "condition": "error({}) or coroutine.yield() or (function() while true do end end)()"}]})
+        c.stopped("breakpoint")  # a broken condition stops, and says why
+        check("condition failed" in c.output.get("console", ""), "console: %r" % c.output)
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        c.request("continue", {"threadId": 1})
+        check(c.finish(timeout=40) == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
+def garbage_json_and_unknown_requests_get_answers_not_crashes():
+    path = script("garbage.lua", "local x = 1\nprint('x', x)\n")
+    c = adapter()
+    try:
+        c.initialize()
+        c.send_raw(b"Content-Length: 9\r\n\r\n{not json")
+        c.send_raw(b"Content-Length: 2\r\n\r\n[]")
+        junk = b'{"type":"event","seq":"x"}'
+        c.send_raw(b"Content-Length: %d\r\n\r\n" % len(junk) + junk)
+        r = c.request("noSuchRequest", {}, ok=False)
+        check(not r["success"], "unknown request fails politely")
+        r = c.request("stackTrace", {"threadId": 1}, ok=False)
+        check(not r["success"], "stackTrace while running fails politely")
+        seq = c.send("launch", {"program": path})
+        c.configure()
+        check(c.finish() == 0, "still runs the script")
+        check("important" in c.output, "garbage was reported: %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
+def a_huge_content_length_closes_the_connection_without_reading_it():
+    c = adapter()
+    try:
+        c.initialize()
+        c.send_raw(b"Content-Length: 99999999999\r\n\r\n{")
+        deadline = time.time() + 10
+        while not c.closed and time.time() < deadline:
+            time.sleep(0.05)
+        check(c.closed, "connection closed")
+        check(c.process.wait(timeout=10) == 0, "adapter ended")
+    finally:
+        c.close()
+
+
+@case
+def a_client_that_leaves_mid_stop_lets_the_script_finish_over_tcp():
+    path = script("leave.lua", """local n = 0
+for i = 1, 3 do
+  n = n + i   -- HERE
+end
+print("finished", n)
+""")
+    process, port = listen(path)
+    c = Client.connect(port, process=process)
+    try:
+        c.initialize()
+        c.request("attach", {})
+        c.configure({path: [line_of(path, "HERE")]})
+        c.stopped("breakpoint")
+        c.sock.shutdown(2)
+        c.sock.close()
+        out, _ = process.communicate(timeout=20)
+        check(process.returncode == 0 and b"finished\t6" in out, "script finished: %r" % out)
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+@case
+def a_client_that_leaves_mid_stop_ends_a_launched_script():
+    path = script("leave2.lua", "local n = 0\nwhile true do n = n + 1 end\n")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [2]})
+        c.stopped("breakpoint")
+        c.process.stdin.close()
+        check(c.process.wait(timeout=20) is not None, "adapter ended")
+    finally:
+        c.close()
+
+
+def main():
+    pattern = sys.argv[1] if len(sys.argv) > 1 else ""
+    passed = failed = 0
+    for function in cases:
+        if pattern not in function.__name__:
+            continue
+        start = time.time()
+        try:
+            function()
+            passed += 1
+            print("ok   %s (%.1f s)" % (function.__name__, time.time() - start))
+        except Exception:
+            failed += 1
+            print("FAIL %s (%.1f s)" % (function.__name__, time.time() - start))
+            traceback.print_exc(file=sys.stdout)
+        sys.stdout.flush()
+    shutil.rmtree(scratch, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
