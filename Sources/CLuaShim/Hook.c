@@ -22,6 +22,12 @@
 // dlopen. A signal handler reads it only on a thread that wrote it first (bk_hook_enter, before
 // `os_thread` names that thread), so its TLS block already exists and the read never allocates.
 static __thread lua_State *bk_running = NULL;
+// Its state's runtime, which outlives the lua_State (the Swift storage holds it past lua_close): a
+// signal handler checks the state's life there before it touches `bk_running`, so a poke that
+// lands while the state closes (os.exit(code, true), a finalizer at close) never reads freed memory.
+static __thread bk_runtime *bk_running_rt = NULL;
+// SIGURG unblocked on this thread (Dispatch's threads block it, and a poke must reach them).
+static __thread int bk_poke_unblocked = 0;
 
 static const int bk_event_masks[] = {LUA_MASKCALL, LUA_MASKRET, LUA_MASKLINE, LUA_MASKCOUNT, LUA_MASKCALL};
 
@@ -248,7 +254,15 @@ lua_State *bk_hook_enter(lua_State *L) {
     lua_State *previous = bk_running;
     bk_runtime *rt = bk_runtime_of(L);
     bk_running = rt != NULL ? L : NULL;
+    bk_running_rt = rt;
     if (rt != NULL) {
+        if (!bk_poke_unblocked) {
+            sigset_t urg;
+            sigemptyset(&urg);
+            sigaddset(&urg, SIGURG);
+            pthread_sigmask(SIG_UNBLOCK, &urg, NULL);
+            bk_poke_unblocked = 1;
+        }
         if (previous == NULL || bk_runtime_of(previous) != rt)
             __atomic_store_n(&rt->os_thread, (unsigned long)pthread_self(), __ATOMIC_RELAXED);
         if (__atomic_load_n(&rt->hook_poked, __ATOMIC_RELAXED)) bk_hub_apply(L, rt, -1);
@@ -258,6 +272,7 @@ lua_State *bk_hook_enter(lua_State *L) {
 
 void bk_hook_leave(lua_State *L, lua_State *previous) {
     bk_running = previous;
+    bk_running_rt = previous != NULL ? bk_runtime_of(previous) : NULL;  // an outer frame's: alive
     bk_runtime *rt = bk_runtime_of(L);
     if (rt != NULL && (previous == NULL || bk_runtime_of(previous) != rt))
         __atomic_store_n(&rt->os_thread, 0UL, __ATOMIC_RELAXED);
@@ -265,9 +280,8 @@ void bk_hook_leave(lua_State *L, lua_State *previous) {
 
 int bk_hook_poke_here(void) {
     lua_State *L = bk_running;
-    if (L == NULL) return 0;
-    bk_runtime *rt = bk_runtime_of(L);
-    if (rt == NULL) return 0;
+    bk_runtime *rt = bk_running_rt;
+    if (L == NULL || rt == NULL || bk_runtime_life(rt) != BK_LIFE_OPEN) return 0;
     __atomic_store_n(&rt->hook_poked, 1, __ATOMIC_RELAXED);
     if (bk_foreign_hook(L)) return 1;  // the poke stays pending: the hub sees it when back
     // As lua.c's SIGINT handler: lua_sethook is meant to be called asynchronously on L's thread.
@@ -281,8 +295,7 @@ int bk_hook_poke_here(void) {
 static void bk_poke_handler(int signal) {
     (void)signal;
     int saved = errno;
-    lua_State *L = bk_running;
-    bk_runtime *rt = L != NULL ? bk_runtime_of(L) : NULL;
+    bk_runtime *rt = bk_running_rt;
     if (rt != NULL && __atomic_load_n(&rt->hook_poked, __ATOMIC_RELAXED)) bk_hook_poke_here();
     errno = saved;
 }
@@ -410,9 +423,12 @@ static int bk_auxresume(lua_State *L, lua_State *co, int narg) {
     lua_xmove(L, co, narg);
     int nres;
     lua_State *previous = bk_running;
+    bk_runtime *previous_rt = bk_running_rt;
     bk_running = co;
+    bk_running_rt = rt;
     int status = lua_resume(co, L, narg, &nres);
     bk_running = previous;
+    bk_running_rt = previous_rt;
     if (status == LUA_OK || status == LUA_YIELD) {
         if (!lua_checkstack(L, nres + 1)) {
             lua_pop(co, nres);
