@@ -12,8 +12,9 @@ let package = Package(
         // BlocksBridge plus the @LuaExport macros. A separate product: only hosts that use the macros
         // build swift-syntax.
         .library(name: "BlocksBridgeExport", targets: ["BlocksBridgeExport"]),
-        // Foundation's XMLParser for bk.XMLParser, loaded (dlopen) at the first parse from beside
-        // the program or bk.so, so that Foundation is not loaded at start-up.
+        // bk.XMLParser's parser (libxml2's SAX2 driven as FoundationXML drives it, in C), loaded
+        // (dlopen) at the first parse from beside the program or bk.so, so that libxml2 is not
+        // loaded at start-up.
         .library(name: "bkxml", type: .dynamic, targets: ["BlocksBridgeXML"]),
     ],
     dependencies: [
@@ -52,7 +53,22 @@ let package = Package(
                 .embedInCode("Debugger/DebugAgent.lua"),
             ]
         ),
-        .target(name: "BlocksBridgeXML"),
+        // libxml2 from Debian's libxml2-dev (never vendored), for BlocksBridgeXML.
+        .systemLibrary(
+            name: "CLibXML2",
+            path: "Sources/CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]
+        ),
+        // libbkxml.so: the XML rock's C parser (Sources/XMLModule, also compiled by its rockspec),
+        // without the rock's Lua entry, so bklua, hosts and bk.so parse with the same code, and no
+        // Foundation (Foundation's XMLParser crashes on some documents on Linux).
+        .target(
+            name: "BlocksBridgeXML",
+            dependencies: ["CLibXML2"],
+            path: "Sources/XMLModule",
+            exclude: ["ModuleEntry.c"]
+        ),
         // The `bk` product's own target (BlocksBridge, linked): its release build takes the Swift
         // runtime in statically, so the rock installs bk.so alone and it loads no Swift library (its
         // runtime's symbols stay hidden). Here, not on BlocksBridge: hosts linking BlocksBridge get

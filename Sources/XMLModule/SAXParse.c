@@ -1,7 +1,9 @@
 // bk_xml_parse over libxml2's SAX2 parser, driven exactly as corelibs FoundationXML's XMLParser
 // drives it (the same handlers, options, first 4-byte chunk and events), so that bk.XMLParser behaves
-// the same with the rock's module as with libbkxml.so (Foundation), without Foundation and its ICU
-// (~58 MB linked statically). Events and codes: Sources/BlocksBridgeXML/XMLParserPlugin.swift.
+// as Foundation's XMLParser, without Foundation and its ICU (~58 MB linked statically), and without
+// its crashes (`<?pi?>`, a NOTATION with no public id). Both libbkxml.so (the `bkxml` product, for
+// bklua, hosts and scripts/build-module) and the rock's bk/xml.so are this file. Events and codes:
+// the bridge's Sources/BlocksBridge/DynamicDelegate/XMLParserPlugin.swift.
 #include "BKXMLModule.h"
 #include <libxml/parser.h>
 #include <libxml/parserInternals.h>

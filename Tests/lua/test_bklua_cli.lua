@@ -145,7 +145,7 @@ test("a traceback names a bk function the way the script called it: bk.map, bk_m
   ok(out:find("in function 'bk.map'", 1, true), out)
 end)
 
-test("bklua starts without Foundation or libedit; the first XMLParser parse loads Foundation (libbkxml.so)", function()
+test("bklua starts without Foundation, libxml2 or libedit; the first XMLParser parse loads libxml2 (libbkxml.so), never Foundation", function()
   -- libedit is loaded when the prompt starts (Tests/repl drives it).
   local out = shell(BKLUA .. [[ -e '
     local function loaded(name)
@@ -153,8 +153,24 @@ test("bklua starts without Foundation or libedit; the first XMLParser parse load
       return maps:find(name, 1, true) ~= nil
     end
     print(loaded("libFoundation"), loaded("libicu"), loaded("libxml2"), loaded("libedit"))
-    print(bk.XMLParser("<a/>"):parse(), loaded("libFoundation"))']])
-  eq(out, "false\tfalse\tfalse\tfalse\ntrue\ttrue\n")
+    print(bk.XMLParser("<a/>"):parse(), loaded("libxml2"), loaded("libFoundation"))']])
+  eq(out, "false\tfalse\tfalse\tfalse\ntrue\ttrue\tfalse\n")
+end)
+
+test("bk.XMLParser parses <?pi?> (no data) and a NOTATION with no public id (Foundation's XMLParser crashed the process)", function()
+  -- In a child bklua: a crash is a signal exit there, not the runner's.
+  local out, code = shell(BKLUA .. [[ -e '
+    for _, document in ipairs({ "<a><?pi?></a>", "<!DOCTYPE a [<!NOTATION n SYSTEM \"x\">]><a/>" }) do
+      local p, log = bk.XMLParser(document), {}
+      p.delegate:implementMethod("parserFoundProcessingInstructionWithTarget", function(_, target, data)
+        log[#log + 1] = "pi " .. target .. " " .. tostring(data)
+      end)
+      p.delegate:implementMethod("parserDidStartElement", function(_, name) log[#log + 1] = "start " .. name end)
+      p.delegate:implementMethod("parserDidEndElement", function(_, name) log[#log + 1] = "end " .. name end)
+      print(p:parse(), p.parserError, table.concat(log, ", "))
+    end']])
+  eq(code, 0, out:sub(1, 300))
+  eq(out, "true\tnil\tstart a, pi pi nil, end a\ntrue\tnil\tstart a, end a\n")
 end)
 
 test("XMLParserDelegate (made on first use) is predeclared in a fresh state, and a script's own replaces it", function()

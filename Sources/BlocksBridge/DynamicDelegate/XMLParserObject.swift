@@ -1,7 +1,7 @@
 
 /// `bk.XMLParser(xmlString)`: Foundation's `XMLParser` for Lua, the proof that Swift delegating
-/// objects use the same dynamic delegates as Lua ones. Foundation is loaded at the first parse
-/// (libbkxml.so, see XMLParserPlugin), not when the module starts. `p.delegate` is the parser's dynamic
+/// objects use the same dynamic delegates as Lua ones (libxml2 driven as FoundationXML drives it,
+/// loaded at the first parse: libbkxml.so, see XMLParserPlugin), not when the module starts. `p.delegate` is the parser's dynamic
 /// delegate for the `XMLParserDelegate` protocol (assigning sets its real delegate); `p:parse()`
 /// drives it and returns true or false like Foundation (`p.parserError` says why).
 final class XMLParserObject: LuaBridged {

@@ -1,11 +1,13 @@
 import CLuaShim
 
-/// The bridge's side of libbkxml.so (Sources/BlocksBridgeXML): Foundation's XMLParser lives in a
-/// library of its own, loaded the first time a parser parses, so Foundation, ICU and libxml2 are
-/// not loaded when bklua or bk.so start. The contract is C: `bk_xml_parse` calls back with events
-/// whose arguments are C strings.
+/// The bridge's side of libbkxml.so (Sources/XMLModule: libxml2's SAX2 driven as FoundationXML drives
+/// it, in C; Foundation's own XMLParser crashes on Linux on `<?pi?>` and on a NOTATION without a
+/// public id): the parser lives in a library of its own, loaded the first time a parser parses, so
+/// libxml2 is not loaded when bklua or bk.so start. The contract is C
+/// (Sources/XMLModule/include/BKXMLModule.h): `bk_xml_parse` calls back with events whose arguments
+/// are C strings.
 enum XMLParserPlugin {
-    /// Must match Sources/BlocksBridgeXML/XMLParserPlugin.swift.
+    /// Must match Sources/XMLModule/SAXParse.c.
     enum Event: Int32 {
         case startDocument = 1, endDocument, startElement, endElement, startMappingPrefix, endMappingPrefix
         case characters, ignorableWhitespace, processingInstruction, comment, cdata, parseError, validationError

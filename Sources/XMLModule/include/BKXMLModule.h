@@ -1,10 +1,11 @@
-// The rock's XML module (bk/xml.so, `require "bk.xml"`): bk.XMLParser's parser without Foundation.
+// bk.XMLParser's parser without Foundation: libbkxml.so (the `bkxml` product) and the rock's XML
+// module (bk/xml.so, `require "bk.xml"`).
 #ifndef BK_XML_MODULE_H
 #define BK_XML_MODULE_H
 
 #include <stdint.h>
 
-/// One parse event; the contract of libbkxml.so (Sources/BlocksBridgeXML/XMLParserPlugin.swift):
+/// One parse event; the contract with the bridge (DynamicDelegate/XMLParserPlugin.swift):
 /// `strings` (with `lengths`, not NUL-terminated) are the delegate method's string arguments (NULL:
 /// absent), `code` an error code, `line`/`column` the parser's position. Nonzero aborts the parse.
 typedef int32_t (*bk_xml_event_callback)(void *context, int32_t event, const char *const *strings,

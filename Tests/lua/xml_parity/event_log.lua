@@ -1,9 +1,11 @@
 -- Prints every delegate call, result, error and position bk.XMLParser gives for a corpus of
 -- documents (well-formed, broken, namespaced, entities, CDATA, an abort, a raising method) under
--- the four namespace settings. scripts/test runs it with libbkxml.so (Foundation) and with the
--- XML rock's bk/xml.so (libxml2 driven as Foundation drives it) and requires the same output.
+-- the four namespace settings. scripts/test runs it with libbkxml.so and with the XML rock's
+-- bk/xml.so (both Sources/XMLModule: libxml2 driven as Foundation drives it) and requires the
+-- output foundation_events.txt records, the output of libbkxml.so when it was Foundation's XMLParser.
 -- (Left out: `<?pi?>` with no data and `<!NOTATION ...>` with no public id, which crash
--- corelibs Foundation's XMLParser; bk/xml.so gives data nil and ignores the notation.)
+-- corelibs Foundation's XMLParser; Sources/XMLModule gives data nil and ignores the notation:
+-- Tests/lua/test_bklua_cli.lua.)
 local bk = require "bk"
 
 local documents = {
