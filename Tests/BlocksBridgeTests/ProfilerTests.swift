@@ -119,7 +119,9 @@ final class Gadget: LuaBridged, LuaConvertible {
         // The endless worker is still sampled by the finished run's sampler until it ends: it
         // must stop cleanly.
         try lua.run("endless:cancel() pcall(bk.await, endless)")
-        let again = try lua.profile { try lua.run("local x = 0 for i = 1, 1e6 do x = x + i end") }
+        // Long enough (~0.1 s of CPU) that a run's sampler cannot miss it: 1e6 iterations took a
+        // few milliseconds and once gave no sample at all.
+        let again = try lua.profile { try lua.run("local x = 0 for i = 1, 2e7 do x = x + i end") }
         #expect(again.sampleCount > 0)
     }
 
