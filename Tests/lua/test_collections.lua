@@ -769,7 +769,7 @@ test("a list with a foreign metatable is still read raw (its __index never runs)
   local seen = 0
   bk.each(make(), function() seen = seen + 1 end)
   eq(seen, 2)
-  eq(bk.reduce(list(), 0, function(a, x) return a + x end), 3)
+  eq(bk.reduce(make(), 0, function(a, x) return a + x end), 3)
   eq(asked, 0)
   -- A bk kind's list with a hole stops there too.
   local a = bk.array({ 1, 2 })
