@@ -29,7 +29,7 @@ read_globals = bkGlobals()
 
 -- The test runner's assertions, installed as globals for each test file (Tests/lua/runner.lua).
 files["Tests/lua"] = {
-  read_globals = { "test", "eq", "near", "ok", "raises", "deepEq", "shell", "tempFile" },
+  read_globals = { "test", "eq", "near", "ok", "raises", "deepEq", "shell", "tempFile", "tempDir" },
   -- Tests build child scripts and shell commands inline, with the expected text beside them.
   max_line_length = 180,
 }

@@ -83,6 +83,21 @@ function api.tempFile(contents)
   return path
 end
 
+-- Makes a fresh temporary directory; returns its path and a function that writes a file named
+-- `name` in it with `text` and returns that file's path.
+function api.tempDir()
+  local made = os.tmpname()
+  os.remove(made)
+  os.execute("mkdir -p " .. made)
+  return made, function(name, text)
+    local path = made .. "/" .. name
+    local file = assert(io.open(path, "w"))
+    file:write(text)
+    file:close()
+    return path
+  end
+end
+
 -- Runs a shell command; returns its combined output and exit status.
 function api.shell(command)
   local handle = assert(io.popen(command .. " 2>&1; echo \"<exit:$?>\""))

@@ -3,16 +3,7 @@
 local BKLUA = assert(os.getenv("BKLUA"), "BKLUA must name the bklua binary")
 local LUA = os.getenv("LUA") or "lua5.4"
 
-local tmp = os.tmpname()
-os.remove(tmp)
-os.execute("mkdir -p " .. tmp)
-local function file(name, text)
-  local path = tmp .. "/" .. name
-  local f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
-  return path
-end
+local tmp, file = tempDir()
 
 local script = file("args.lua", [[
 print("arg0", arg[0], "n", select('#', ...), ...)

@@ -4,16 +4,7 @@
 
 local BKLUA = assert(os.getenv("BKLUA"), "BKLUA must name the bklua binary")
 
-local tmp = os.tmpname()
-os.remove(tmp)
-os.execute("mkdir -p " .. tmp)
-local function file(name, text)
-  local path = tmp .. "/" .. name
-  local f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
-  return path
-end
+local tmp, file = tempDir()
 local function read(path)
   local f = io.open(path, "rb")
   if not f then return nil end
