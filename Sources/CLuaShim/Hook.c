@@ -36,7 +36,10 @@ static void bk_hub(lua_State *L, lua_Debug *ar);
 // Countdowns restarted (lua_sethook restarts the count) between two count events of the limits,
 // after which the next instruction is checked: a loop that changes hooks (debug.sethook(f, "l")
 // debug.sethook()) would otherwise restart the count before it ever ran out, and no limit or
-// interrupt would stop it.
+// interrupt would stop it. A call of the script's own hook counts as one too: Lua counts the hook
+// function's instructions but drops a count event that falls due inside it (hooks are off there),
+// so with a short hook on every line the limits' count may always run out inside the hook. Each
+// is charged to the instruction budget as one instruction, a floor for what ran uncounted.
 #define BK_RESTARTS_BEFORE_CHECK 64
 
 // Another's hook on L (the REPL's Ctrl-C stop hook, which puts back the one it replaced, or a
@@ -127,7 +130,7 @@ static void bk_hub_apply(lua_State *L, bk_runtime *rt, int keep) {
 // MARK: - The hook
 
 // The script's hook (debug.sethook), called as Lua's own hookf calls it: (event name, line).
-static void bk_call_script_hook(lua_State *L, lua_Debug *ar, int event_mask) {
+static void bk_call_script_hook(lua_State *L, bk_runtime *rt, lua_Debug *ar, int event_mask) {
     static const char *const names[] = {"call", "return", "line", "count", "tail call"};
     if (!lua_checkstack(L, 4)) return;
     if (bk_push_script_hook(L) != LUA_TTABLE) {
@@ -149,6 +152,7 @@ static void bk_call_script_hook(lua_State *L, lua_Debug *ar, int event_mask) {
         lua_pop(L, 1);
         return;
     }
+    rt->hook_restarts++;  // before the call: its error unwinds this frame
     lua_rawgeti(L, record, 1);
     lua_remove(L, record);
     lua_pushstring(L, names[ar->event]);
@@ -166,6 +170,7 @@ static void bk_hub(lua_State *L, lua_Debug *ar) {
     int event_mask = bk_event_masks[ar->event];
     int poked = 0;
     if (ar->event == LUA_HOOKCOUNT) {
+        rt->instructions_used += rt->hook_restarts;  // each ran at least one instruction uncounted
         rt->hook_restarts = 0;
         poked = __atomic_exchange_n(&rt->hook_poked, 0, __ATOMIC_RELAXED);
         bk_limits_count(L, rt);  // raises once a limit trips (no client has run yet)
@@ -183,7 +188,7 @@ static void bk_hub(lua_State *L, lua_Debug *ar) {
         client.fn(L, ar, client.context);
         rt->swift_depth = saved_depth;
     }
-    if (rt->script_hooks) bk_call_script_hook(L, ar, event_mask);
+    if (rt->script_hooks) bk_call_script_hook(L, rt, ar, event_mask);
     bk_hub_apply(L, rt, -1);
 }
 

@@ -45,11 +45,29 @@ void bk_limits_count(lua_State *L, bk_runtime *rt) {
     lua_error(L);
 }
 
+static int bk_safe_xpcall(lua_State *L);
+
+// The global xpcall becomes bk_safe_xpcall (once), so a looping message handler cannot outlive a
+// limit outside the sandbox either. Raw access: the globals' metatable is the script's.
+static int bk_guard_xpcall(lua_State *L) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+    lua_pushliteral(L, "xpcall");
+    lua_rawget(L, -2);
+    if (!lua_iscfunction(L, -1) || lua_tocfunction(L, -1) == bk_safe_xpcall) return 0;
+    lua_pushcclosure(L, bk_safe_xpcall, 1);
+    lua_pushliteral(L, "xpcall");
+    lua_insert(L, -2);
+    lua_rawset(L, -3);
+    return 0;
+}
+
 void bk_sethooks(lua_State *L) {
     bk_runtime *rt = bk_runtime_of(L);
     if (rt == NULL) return;
     __atomic_store_n(&rt->limits_hooked, 1, __ATOMIC_RELAXED);
     bk_hook_refresh(L);
+    lua_pushcfunction(L, bk_guard_xpcall);
+    if (bk_pcall(L, 0, 0, 0) != LUA_OK) lua_pop(L, 1);  // out of memory: xpcall stays Lua's
 }
 
 void bk_reset_limits(lua_State *L, bk_runtime *rt) {

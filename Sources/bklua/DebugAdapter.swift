@@ -38,7 +38,8 @@ func debugAdapterMain() -> Int32 {
         session.output("bklua: cannot change to directory \(directory)\n", category: "important")
     }
     for (name, value) in launch.environment { setenv(name, value, 1) }
-    let argv = ["bklua", launch.program] + launch.arguments
+    // "--": the program is a file even when its name starts with "-" ("-e", "-i", "-").
+    let argv = ["bklua", "--", launch.program] + launch.arguments
     let end = AdapterEnd(session: session, devNull: devNull, outputDone: [stdoutDone, stderrDone])
     // os.exit ends the process from inside the script: the client still gets the rest of the
     // output and the exit status.

@@ -75,7 +75,10 @@ func protectedMain(state: LuaState, argv: [String], progname: String, debugger: 
             runner.report(error)
             return 1
         }
-        if debugger.waitForClient { debugger.session.waitForConfiguration() }
+        if debugger.waitForClient {
+            debugger.session.waitForConfiguration()
+            state.resetLimits()  // --time-limit counts the script's time, not the wait for a client
+        }
     }
     // From here on every way out writes the profile (os.exit too: ProfileOutput's exit handler).
     let profiling = options.profileFile.map { ProfileOutput.begin(state: state, file: $0, rate: options.profileRate) } ?? false

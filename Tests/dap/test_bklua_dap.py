@@ -671,6 +671,43 @@ def a_client_that_leaves_mid_stop_ends_a_launched_script():
         c.close()
 
 
+
+@case
+def a_launched_program_whose_name_starts_with_a_dash_is_a_file():
+    # It used to reach bklua's command line as an option: "-e" ran its first argument as code.
+    directory = os.path.join(scratch, "dash")
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "-e"), "w") as f:
+        f.write("print('the file ran', ...)\n")
+    c = adapter()
+    try:
+        c.start("-e", cwd=directory, args=["print('ran as code')"])
+        check(c.finish() == 0, "exit status")
+        out = c.output.get("stdout", "")
+        check("the file ran\tprint('ran as code')\n" == out, "the file ran with its argument: %r" % out)
+    finally:
+        c.close()
+
+
+@case
+def dap_wait_does_not_count_the_wait_for_a_client_against_the_time_limit():
+    path = script("waited.lua", "local s = 0\nfor i = 1, 1e5 do s = s + i end\nprint('done', s)\n")
+    args = [BKLUA, "--dap-listen", "0", "--dap-wait", "--time-limit", "1", path]
+    process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    m = re.search(r"listening on [\d.]+:(\d+)", process.stderr.readline().decode())
+    check(m is not None, "port announced")
+    time.sleep(1.5)  # an editor slower than the whole time limit
+    c = Client.connect(int(m.group(1)), process=process)
+    try:
+        c.initialize()
+        c.request("attach", {})
+        c.configure({})
+        check(process.wait(timeout=20) == 0, "the script ran within its limit: %r" % process.stderr.read())
+        check("done\t5000050000" in process.stdout.read().decode(), "its output")
+    finally:
+        c.close()
+
+
 def main():
     pattern = sys.argv[1] if len(sys.argv) > 1 else ""
     passed = failed = 0

@@ -51,6 +51,42 @@ test("a script's debug.sethook does not switch off --time-limit or --instruction
   ok(out:find("time limit exceeded", 1, true), out)
 end)
 
+test("a script's one-instruction line hook does not hide the limits' count inside it", function()
+  -- `while true do end` is one instruction per line event and the hook's body one more, so Lua's
+  -- count (even) always ran out inside the hook, where hooks are off and the event is dropped.
+  local scripts = {
+    "debug.sethook(function() end, \"l\")\nwhile true do end\n",
+    "local co = coroutine.create(function()\n  while true do end\nend)\n" ..
+      "debug.sethook(co, function() end, \"l\")\nassert(not coroutine.resume(co))\nwhile true do end\n",
+  }
+  for _, script in ipairs(scripts) do
+    local path = tempFile(script)
+    local out, code = shell("timeout 20 " .. BKLUA .. " --time-limit 0.3 " .. path)
+    eq(code, 1, script)
+    ok(out:find("time limit exceeded", 1, true), script .. ": " .. out)
+    out, code = shell("timeout 20 " .. BKLUA .. " --instruction-limit 200000 " .. path)
+    eq(code, 1, script)
+    ok(out:find("instruction limit exceeded", 1, true), script .. ": " .. out)
+    os.remove(path)
+  end
+end)
+
+test("a looping xpcall message handler does not outlive the limits outside the sandbox", function()
+  -- A limit's error is raised in the hook, where hooks are off, and the handler runs before the
+  -- stack unwinds: the limits guard xpcall's handler as the sandbox does.
+  local chunk = string.format("%q",
+    "while true do xpcall(function() while true do end end, function() while true do end end) end")
+  for _, limit in ipairs({ "--time-limit 0.3", "--instruction-limit 200000" }) do
+    local out, code = shell("timeout 20 " .. BKLUA .. " " .. limit .. " -e " .. chunk)
+    eq(code, 1, limit)
+    ok(out:find("limit exceeded", 1, true), limit .. ": " .. out)
+  end
+  -- Without limits xpcall is Lua's own.
+  local out = shell(BKLUA .. " -e " .. string.format("%q",
+    "print(xpcall(error, function(m) return 'handled ' .. m end, 'x'))"))
+  eq(out, "false\thandled x\n")
+end)
+
 test("changing hooks in a loop does not keep the limits or a cancel from stopping it", function()
   -- Each lua_sethook restarts the count, so a loop that changed its hook more often than every
   -- 1000 instructions never reached a count event: no limit or interrupt was ever checked.
