@@ -159,6 +159,21 @@ os.exit(3, %s)
   end
 end)
 
+test("a worker's os.exit while the main code runs Lua writes the profile and ends the run", function()
+  -- bklua's exit handler then runs on the worker's thread: it used to wait forever for the main
+  -- state's lock, held by the main code's loop.
+  local script = file("workerexit.lua", [[
+local function hot() local s = 0 for i = 1, 3e6 do s = s + i end return s end
+local w = bk.worker(function() local s = 0 for i = 1, 3e6 do s = s + i end os.exit(9) end)
+while true do hot() end
+]])
+  os.remove(tmp .. "/workerexit.folded")
+  local out, code = profile("--profile=workerexit.folded", script)
+  eq(code, 9, out)
+  local stacks = parseFolded(assert(read(tmp .. "/workerexit.folded"), "no profile\n" .. out))
+  ok(samplesIn(stacks, "%(hot%)$") > 0, out)
+end)
+
 test("hostile runs: tasks cancelled and closed mid-call, finalizers calling bk, 10,000-deep recursion", function()
   local script = file("hostile.lua", [[
 local function spin(n) local x = 0 for i = 1, n do x = x + i end return x end

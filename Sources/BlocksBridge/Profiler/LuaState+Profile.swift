@@ -1,3 +1,4 @@
+import Synchronization
 /// The profiler's link to a state: the run sampling it, so the workers and pool states it starts
 /// join that run, and its own target, let go before the state closes.
 final class ProfilerLink: LuaStateExtension {
@@ -6,13 +7,22 @@ final class ProfilerLink: LuaStateExtension {
     var target: ProfileTarget?
     /// The state's main stack (the state itself is being deinitialized in `stateWillClose`).
     var stack: LuaStack?
+    /// The state's key in `ProfiledStates.runs` while a run samples it.
+    var key: ObjectIdentifier?
 
     func stateWillClose() {
+        if let key { _ = ProfiledStates.runs.withLock { $0.removeValue(forKey: key) } }
         _ = session?.finish()  // a run still going ends with its state (its sampler stops)
         if let stack { target?.detach(on: stack) }
         target = nil
         session = nil
     }
+}
+
+/// The runs `beginProfiling` started, by state, for `endProfiling` on a thread that cannot take
+/// the state's lock.
+enum ProfiledStates {
+    static let runs = Mutex<[ObjectIdentifier: ProfileSession]>([:])
 }
 
 extension LuaState {
@@ -43,21 +53,27 @@ extension LuaState {
             link.stack = stack
             link.session = session
             link.target = session.attach(stack, label: label)
+            link.key = ObjectIdentifier(self)
+            ProfiledStates.runs.withLock { $0[ObjectIdentifier(self)] = session }
             return true
         }
     }
 
     /// Stops the run `beginProfiling` started and returns its profile (nil when none runs). After
-    /// `os.exit` closed the state from inside Lua, only the run is stopped.
-    package func endProfiling() -> LuaProfile? {
-        lock.withLock {
-            guard let link = existingExtensionObject(ProfilerLink.self), let session = link.session else { return nil }
-            let profile = session.finish()
-            if runtimeStorage.life == .open { link.target?.detach(on: stack) }
-            link.target = nil
-            link.session = nil
-            return profile
-        }
+    /// `os.exit` closed the state from inside Lua, only the run is stopped. With `waitingForLock`
+    /// false and another thread holding the state's lock (bklua's exit handler, run by a worker's
+    /// `os.exit` while the main code runs Lua), the run stops without waiting for it: the state
+    /// stays attached and records nothing more, as the process is ending.
+    package func endProfiling(waitingForLock: Bool = true) -> LuaProfile? {
+        let run = ProfiledStates.runs.withLock { $0.removeValue(forKey: ObjectIdentifier(self)) }
+        if waitingForLock { lock.lock() } else if !lock.tryLock() { return run?.finish() }
+        defer { lock.unlock() }
+        guard let link = existingExtensionObject(ProfilerLink.self), let session = link.session else { return nil }
+        let profile = session.finish()
+        if runtimeStorage.life == .open { link.target?.detach(on: stack) }
+        link.target = nil
+        link.session = nil
+        return profile
     }
 
     /// The run sampling this state, for the workers and pool states it starts (its lock is held).
