@@ -18,6 +18,7 @@
 
 static const char bk_debugger_agent_key = 0;  // registry[&key] = the agent function
 static const char bk_debugger_self_key = 0;   // registry[&key] = the attached bk_debugger (light)
+static const char bk_debugger_task_observer_key = 0;  // registry[&key] = the agent's onTask
 
 typedef struct bk_dbg_file {  // a file's line breakpoints, as the client set them
     char *path;
@@ -516,6 +517,15 @@ void bk_debugger_detach(lua_State *L, bk_debugger *d) {
     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_self_key);
     lua_pushnil(L);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_agent_key);
+    lua_pushnil(L);  // the tasks engine's observer finds itself gone and lets go
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_task_observer_key);
+}
+
+void bk_debugger_push_task_observer(lua_State *L) {
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_debugger_task_observer_key) != LUA_TFUNCTION) {
+        lua_pop(L, 1);
+        lua_pushnil(L);
+    }
 }
 
 // MARK: - The agent's natives
@@ -582,9 +592,45 @@ static int bk_dbg_native_sources(lua_State *L) {
     return 1;
 }
 
+// taskFailed(co, err): a task's function raised err and nothing in the task caught it. Stops with
+// reason "exception" when a filter asks for it, post mortem: co is dead, its stack as it was where
+// err was raised (the agent reads it with the debug library's thread forms).
+static int bk_dbg_native_task_failed(lua_State *L) {
+    bk_debugger *d = bk_dbg_self(L);
+    int filters = __atomic_load_n(&d->exceptions, __ATOMIC_RELAXED);
+    if (d->in_agent || !(filters & (BK_DEBUG_UNCAUGHT | BK_DEBUG_ALL)) || lua_tothread(L, 1) == NULL) return 0;
+    lua_settop(L, 2);
+    if (!lua_checkstack(L, 6)) return 0;
+    d->stop_depth = bk_dbg_depth(L);
+    d->in_agent = 1;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_debugger_agent_key);
+    lua_pushliteral(L, "exception-task");
+    lua_pushnil(L);
+    lua_pushinteger(L, 0);
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, 2);
+    if (bk_pcall(L, 5, 0, 0) != LUA_OK) lua_pop(L, 1);
+    d->in_agent = 0;
+    d->eval_deadline = 0;
+    bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);  // as after any stop: lines decided again
+    return 0;
+}
+
+// frozenContents(t): the table a frozen view (bk.freeze) shows, or nothing. Raw reads only.
+static int bk_dbg_native_frozen_contents(lua_State *L) {
+    return bk_frozen_contents(L, 1) > 0 ? 1 : 0;
+}
+
 static int bk_dbg_pushnatives_protected(lua_State *L) {
     bk_debugger *d = lua_touserdata(L, 1);
-    lua_createtable(L, 0, 4);
+    lua_createtable(L, 0, 8);
+    lua_pushlightuserdata(L, d);
+    lua_pushcclosure(L, bk_dbg_native_task_failed, 1);
+    lua_setfield(L, -2, "taskFailed");
+    lua_pushcfunction(L, bk_dbg_native_frozen_contents);
+    lua_setfield(L, -2, "frozenContents");
+    lua_pushlightuserdata(L, (void *)&bk_debugger_task_observer_key);
+    lua_setfield(L, -2, "taskObserverKey");
     lua_pushlightuserdata(L, d);
     lua_pushcclosure(L, bk_dbg_native_step, 1);
     lua_setfield(L, -2, "step");

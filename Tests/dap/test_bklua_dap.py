@@ -422,6 +422,170 @@ def exception_breakpoints_uncaught_ignore_errors_a_pcall_catches():
         c.close()
 
 
+@case
+def threads_list_every_live_task_by_name_with_thread_events_as_tasks_start_and_end():
+    path = script("livetasks.lua", """local function spin(n)
+  for _ = 1, n do bk.sleep(0.01) end
+end
+local hot = bk.async(function() spin(100000) end)      -- HOT
+local quick = bk.async(function() return 1 end)         -- QUICK
+local waiting = bk.async(function() bk.sleep(0.05) end) -- WAITING
+local here = 1                                          -- HERE
+bk.await(waiting)
+hot:cancel()
+pcall(bk.await, hot)
+local later = 2                                         -- LATER
+print("tasks done", quick ~= nil)
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "HERE"), line_of(path, "LATER")]})
+        check(c.stopped("breakpoint")["threadId"] == 1, "stopped in the main code")
+        threads = {t["name"]: t["id"] for t in c.request("threads")["body"]["threads"]}
+        hot, waiting = "task livetasks.lua:%d" % line_of(path, "HOT"), "task livetasks.lua:%d" % line_of(path, "WAITING")
+        check(threads.get("main") == 1, "main: %r" % threads)
+        check(hot in threads and waiting in threads, "the live tasks, suspended and never stopped: %r" % threads)
+        check(not any("%d" % line_of(path, "QUICK") in name for name in threads), "an ended task is gone: %r" % threads)
+        started = [e["body"]["threadId"] for e in c.seen if e["event"] == "thread" and e["body"]["reason"] == "started"]
+        exited = [e["body"]["threadId"] for e in c.seen if e["event"] == "thread" and e["body"]["reason"] == "exited"]
+        check(len(started) == 3 and threads[hot] in started and threads[waiting] in started, "started: %r" % started)
+        check(len(exited) == 1 and exited[0] not in threads.values(), "the quick task exited: %r" % exited)
+        c.request("continue", {"threadId": 1})
+        c.stopped("breakpoint")
+        after = {t["name"]: t["id"] for t in c.request("threads")["body"]["threads"]}
+        check(list(after) == ["main"], "the awaited and the cancelled task ended: %r" % after)
+        exited = [e["body"]["threadId"] for e in c.seen if e["event"] == "thread" and e["body"]["reason"] == "exited"]
+        check(threads[hot] in exited and threads[waiting] in exited, "exited events: %r" % exited)
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+        check("tasks done\ttrue" in c.output.get("stdout", ""), "output %r" % c.output)
+    finally:
+        c.close()
+
+
+TASK_ERRORS = """local t = bk.async(function(inner)
+  local ok = pcall(bk.map, { 1, 2 }, function(x)
+    if x == 2 then error("block in task") end   -- BLOCK
+    return x
+  end)
+  bk.sleep(0.01)
+  error("task failed: " .. inner)               -- RAISE
+end, 41)
+local ok, err = pcall(bk.await, t)
+print("awaited", ok)
+"""
+
+
+@case
+def exception_breakpoints_uncaught_stop_where_a_task_raises_an_error_nothing_in_it_catches():
+    path = script("taskerror.lua", TASK_ERRORS)
+    c = adapter()
+    try:
+        caps, _ = c.start(path, exceptions=["uncaught"])
+        check(caps.get("supportsExceptionInfoRequest"), "capabilities: %r" % caps)
+        e = c.stopped("exception")
+        check("task failed: 41" in e.get("text", ""), "the task's error: %r" % e)
+        check(e["threadId"] != 1, "the task's thread: %r" % e)
+        threads = {t["id"]: t["name"] for t in c.request("threads")["body"]["threads"]}
+        check(threads.get(e["threadId"]) == "task taskerror.lua:1", "named: %r" % threads)
+        f = c.frames(e["threadId"])
+        check(f[0]["line"] == line_of(path, "RAISE") and f[0]["source"]["path"] == path, "where raised: %r" % f[0])
+        check(c.evaluate("inner", f[0]["id"], "watch")["result"] == "41", "the task's locals")
+        info = c.request("exceptionInfo", {"threadId": e["threadId"]})["body"]
+        check("task failed: 41" in info["description"] and info["breakMode"] == "unhandled", "exceptionInfo: %r" % info)
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit status 0 (the await's pcall caught it)")
+        check("awaited\tfalse" in c.output.get("stdout", ""), "output %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
+def exception_breakpoints_all_stop_in_a_tasks_helper_block_and_where_the_task_raises():
+    path = script("taskerror2.lua", TASK_ERRORS)
+    c = adapter()
+    try:
+        c.start(path, exceptions=["all"])
+        seen, code = [], None
+        while code is None and len(seen) < 10:
+            e = c.events.get(timeout=20)
+            check(e is not None, "the session ended early: %r" % seen)
+            if e["event"] == "exited":
+                code = e["body"]["exitCode"]
+            elif e["event"] == "stopped":
+                f = c.frames(e["body"]["threadId"])
+                seen.append((e["body"].get("text", ""), e["body"]["threadId"], f[0]["line"]))
+                c.request("continue", {"threadId": 1})
+        blocks = [x for x in seen if "block in task" in x[0]]
+        raised = [x for x in seen if "task failed: 41" in x[0] and x[2] == line_of(path, "RAISE")]
+        check(blocks and blocks[0][2] == line_of(path, "BLOCK") and blocks[0][1] != 1, "the block's error in the task: %r" % seen)
+        check(raised and raised[0][1] != 1, "the task's own error where raised: %r" % seen)
+        check(code == 0, "exit %r" % code)
+    finally:
+        c.close()
+
+
+@case
+def variables_show_frozen_and_observed_collections_and_bridged_objects_properties():
+    path = script("collections.lua", """local frozen = bk.freeze(bk.array({ 10, 20, 30 }))
+local list = {}
+for i = 1, 250 do list[i] = i * 2 end
+local frozenBig = bk.freeze(bk.orderedSet(list))
+local observed = bk.dictionary({ name = "x", size = 3 })
+bk.addObserverForKeyPath(observed, "name", function() end)
+local handle = bk.performBlock(function() end, 60)
+local crafted = bk.performBlock(function() end, 60)
+handle:cancel()
+crafted:cancel()
+debug.setmetatable(crafted, { __name = "Crafted", __bkproperties = { "fine", "raises", "loops", "after" },
+  __index = function(_, k)
+    if k == "raises" then error("getter raised") end
+    if k == "loops" then while true do end end
+    return 1
+  end })
+local hostile = setmetatable({ 7 }, { __index = function() while true do end end,
+  __pairs = function() while true do end end, __len = function() error("len") end })
+local here = 1   -- HERE
+print("done")
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "HERE")]})
+        c.stopped("breakpoint")
+        local = c.locals(c.frames()[0]["id"])
+        # a frozen bk.array: its elements (the view itself is an empty table)
+        check(local["frozen"]["variablesReference"] > 0, "frozen %r" % local["frozen"])
+        kids = {v["name"]: v["value"] for v in c.variables(local["frozen"]["variablesReference"])}
+        check(kids.get("[1]") == "10" and kids.get("[3]") == "30", "frozen elements: %r" % kids)
+        # a large frozen ordered set: paged
+        big = local["frozenBig"]
+        check(big.get("indexedVariables") == 250, "paged: %r" % big)
+        page = c.variables(big["variablesReference"], filter="indexed", start=200, count=3)
+        check([(v["name"], v["value"]) for v in page] == [("[201]", "402"), ("[202]", "404"), ("[203]", "406")], "page %r" % page)
+        # an observed dictionary: the observed key moved out of the table, still shown
+        kids = {v["name"]: v["value"] for v in c.variables(local["observed"]["variablesReference"])}
+        check(kids.get("name") == '"x"' and kids.get("size") == "3", "observed: %r" % kids)
+        check("(2)" in local["observed"]["value"], "observed count: %r" % local["observed"])
+        # a bridged Swift object: its exported properties by name and value
+        check(local["handle"]["value"].startswith("bk.BlockHandle"), "handle %r" % local["handle"])
+        kids = {v["name"]: v["value"] for v in c.variables(local["handle"]["variablesReference"])}
+        check(kids.get("isCancelled") == "true" and kids.get("isFinished") in ("true", "false"), "properties: %r" % kids)
+        check(kids.get("queue", "").startswith("bk.Queue") or "queue" in kids, "queue property: %r" % kids)
+        # crafted metamethods: raise, never end; the debugger answers, in time
+        started = time.time()
+        kids = {v["name"]: v["value"] for v in c.variables(local["crafted"]["variablesReference"])}
+        check(time.time() - started < 10, "in time")
+        check(kids.get("fine") == "1" and "getter raised" in kids.get("raises", ""), "crafted: %r" % kids)
+        check("ran too long" in kids.get("loops", "") and "not read" in kids.get("after", ""), "crafted loop: %r" % kids)
+        kids = {v["name"]: v["value"] for v in c.variables(local["hostile"]["variablesReference"])}
+        check(kids.get("[1]") == "7", "a hostile table read raw: %r" % kids)
+        check(c.evaluate("1 + 1")["result"] == "2", "the session still works")
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
 # ---------------------------------------------------------------------------------------------
 # TCP
 

@@ -64,6 +64,21 @@ local function kindName(v)  -- a metatable's __name (raw), as bridged objects an
     return type(name) == "string" and name or nil
 end
 
+-- What a table shows: a frozen view's contents (the view itself is empty), an observed table's raw
+-- fields with the observed ones (moved to its proxy metatable's store), else the table itself.
+-- Raw reads only: no __index or __pairs of the script's runs.
+local function contentsOf(t)
+    local frozen = c.frozenContents(t)
+    if frozen ~= nil then return frozen end
+    local mt = getmetatable(t)
+    local store = type(mt) == "table" and rawget(mt, "__bkobserved")
+    if type(store) ~= "table" then return t end
+    local merged = {}
+    for k, v in next, store do merged[k] = v end
+    for k, v in next, t do merged[k] = v end  -- a raw field wins, as it does for t[k]
+    return merged
+end
+
 local function address(v)
     return match(format("%p", v), "^0x0*(%x+)$") and format("%p", v) or "?"
 end
@@ -82,7 +97,7 @@ local function describe(v)
         return "function: " .. gsub(info.short_src, "^.*/", "") .. ":" .. info.linedefined
     elseif t == "table" then
         local n = 0
-        for _ in next, v do
+        for _ in next, contentsOf(v) do
             n = n + 1
             if n > 9999 then break end
         end
@@ -101,6 +116,9 @@ end
 
 local stop  -- the entry function, found on the stack to count levels from it
 local frames, refs, refCount
+-- The thread the frames are on: nil for the running one (levels counted from `stop`), or a task's
+-- coroutine that died of an error (post mortem: its stack as it was where the error was raised).
+local target
 
 -- The level, as seen by the caller of levelOf, of the function `offset` levels below `stop`.
 local function levelOf(offset)
@@ -117,10 +135,11 @@ local function hiddenSource(source) return sub(source, 1, 4) == "=bk/" end
 
 local function collectFrames(skipLeadingC)
     frames = {}
-    local base = levelOf(1) - 1  -- levels here: stop at base, the stopped function at base + 1
+    local base = target and -1 or levelOf(1) - 1  -- levels here: stop at base, the stopped function at base + 1
     local offset = 1
     while true do
-        local info = getinfo(base + offset, "nSlf")
+        local info
+        if target then info = getinfo(target, offset - 1, "nSlf") else info = getinfo(base + offset, "nSlf") end
         if not info then break end
         if not hiddenSource(info.source) and not (skipLeadingC and #frames == 0 and info.what == "C") then
             frames[#frames + 1] = { offset = offset, info = info }
@@ -129,6 +148,39 @@ local function collectFrames(skipLeadingC)
     end
     -- The C frames below the script's first chunk are the host's (bklua's pmain): not shown.
     while #frames > 0 and frames[#frames].info.what == "C" do frames[#frames] = nil end
+end
+
+-- A frame's debug info and locals, on the running thread or on `target` (no tail calls here: a
+-- level counted on the running thread must not lose this function's frame).
+local function frameInfo(frame, what)
+    local info
+    if target then
+        info = getinfo(target, frames[frame].offset - 1, what)
+    else
+        local level = levelOf(frames[frame].offset)
+        info = level and getinfo(level, what)
+    end
+    return info
+end
+
+local function frameLocal(frame, i)
+    local name, value
+    if target then
+        name, value = getlocal(target, frames[frame].offset - 1, i)
+    else
+        name, value = getlocal(levelOf(frames[frame].offset), i)
+    end
+    return name, value
+end
+
+local function frameSetLocal(frame, i, value)
+    local name
+    if target then
+        name = setlocal(target, frames[frame].offset - 1, i, value)
+    else
+        name = setlocal(levelOf(frames[frame].offset), i, value)
+    end
+    return name
 end
 
 local function newRef(entry)
@@ -148,6 +200,7 @@ local function variable(name, v, evaluateName)
     if type(v) == "table" or type(v) == "userdata" or type(v) == "function" then
         if expandable(v) then ref = newRef({ kind = "value", value = v }) end
         if type(v) == "table" then
+            v = contentsOf(v)
             local n = 0
             while rawget(v, n + 1) ~= nil do
                 n = n + 1
@@ -172,9 +225,9 @@ end
 -- MARK: Evaluation in a frame
 
 -- The names a frame sees: its locals (innermost last wins), its varargs, its upvalues.
-local function frameSlots(level)
+local function frameSlots(frame)
     local slots = {}
-    local info = getinfo(level + 1, "uf")
+    local info = frameInfo(frame, "uf")
     if info == nil then return nil end
     for i = 1, info.nups do
         local name, value = getupvalue(info.func, i)
@@ -182,7 +235,7 @@ local function frameSlots(level)
     end
     local i = 1
     while true do
-        local name, value = getlocal(level + 1, i)
+        local name, value = frameLocal(frame, i)
         if not name then break end
         if sub(name, 1, 1) ~= "(" then slots[name] = { kind = "local", index = i, value = value } end
         i = i + 1
@@ -190,7 +243,7 @@ local function frameSlots(level)
     local varargs = {}
     i = 1
     while true do
-        local name, value = getlocal(level + 1, -i)
+        local name, value = frameLocal(frame, -i)
         if not name then break end
         varargs[i] = value
         i = i + 1
@@ -214,8 +267,7 @@ end
 -- Runs `code` (an expression, or statements when it is not one) in frame `frame`; returns ok and
 -- the results packed, or false and the error text. Locals and upvalues it assigns are written back.
 local function evaluateIn(frame, code, statementsAllowed)
-    local level = levelOf(frames[frame].offset)
-    local slots, varargs, nvarargs, func = frameSlots(level)
+    local slots, varargs, nvarargs, func = frameSlots(frame)
     if slots == nil then return false, "the frame is gone" end
     local globals = environmentOf(slots, func)
     local dirty = {}
@@ -247,9 +299,8 @@ local function evaluateIn(frame, code, statementsAllowed)
         return false, "evaluation yielded (an evaluation cannot wait)"
     end
     if not results[1] then return false, errorText(results[2]) end
-    level = levelOf(frames[frame].offset)
     for _, slot in next, dirty do
-        if slot.kind == "local" then setlocal(level, slot.index, slot.value)
+        if slot.kind == "local" then frameSetLocal(frame, slot.index, slot.value)
         else setupvalue(slot.func, slot.index, slot.value) end
     end
     return true, results
@@ -321,7 +372,7 @@ local function keyOrder(a, b)
     return describe(a) < describe(b)
 end
 
-local function tableChildren(t, args, entry)
+local function tableChildren(t, args, entry, mt)
     local list = array({})
     entry.keys = entry.keys or {}
     if args.filter == "indexed" then
@@ -352,9 +403,45 @@ local function tableChildren(t, args, entry)
         entry.keys[name] = k
         list[#list + 1] = variable(name, rawget(t, k))
     end
-    local mt = getmetatable(t)
+    if mt == nil then mt = getmetatable(t) end
     if mt ~= nil then list[#list + 1] = variable("[metatable]", mt) end
     return list
+end
+
+-- A bridged Swift object's exported properties (named by its metatable's __bkproperties), each read
+-- through the metatable's __index in a coroutine of its own under a time limit: that runs the
+-- bridge's getter, or a crafted metatable's code, which may raise, yield or never end.
+local PROPERTY_SECONDS = 1
+local function propertiesOf(v, mt, list)
+    local names = type(mt) == "table" and rawget(mt, "__bkproperties")
+    local index = type(mt) == "table" and rawget(mt, "__index")
+    if type(names) ~= "table" or type(index) ~= "function" then return end
+    local stopped = false
+    for i = 1, 1000 do
+        local name = rawget(names, i)
+        if type(name) ~= "string" then break end
+        local ok, value = false, "not read (a property before it ran too long)"
+        if not stopped then
+            local co = cocreate(index)
+            c.evaluating(PROPERTY_SECONDS)
+            ok, value = coresume(co, v, name)
+            c.evaluating(0)
+            if costatus(co) == "suspended" then
+                pcall(coclose, co)
+                ok, value = false, "it yielded"
+            end
+            if not ok then
+                value = errorText(value)
+                stopped = match(value, "^evaluation stopped") ~= nil
+            end
+        end
+        if ok then
+            list[#list + 1] = variable(name, value)
+        else
+            list[#list + 1] = { name = name, value = "(error: " .. clip(value, 300) .. ")", type = "error",
+                                variablesReference = 0 }
+        end
+    end
 end
 
 function handlers.variables(args)
@@ -362,33 +449,31 @@ function handlers.variables(args)
     if not entry then error("no such variables reference", 0) end
     local list = array({})
     if entry.kind == "locals" or entry.kind == "varargs" then
-        local level = levelOf(frames[entry.frame].offset)
         local i = 1
         while true do
-            local name, value = getlocal(level, entry.kind == "locals" and i or -i)
+            local name, value = frameLocal(entry.frame, entry.kind == "locals" and i or -i)
             if not name then break end
             if entry.kind == "varargs" then name = "..." .. i end
             if sub(name, 1, 1) ~= "(" then list[#list + 1] = variable(name, value, name) end
             i = i + 1
         end
     elseif entry.kind == "upvalues" then
-        local level = levelOf(frames[entry.frame].offset)
-        local info = getinfo(level, "uf")
+        local info = frameInfo(entry.frame, "uf")
         for i = 1, info.nups do
             local name, value = getupvalue(info.func, i)
             list[#list + 1] = variable(name ~= "" and name or ("upvalue " .. i), value, name)
         end
     elseif entry.kind == "globals" then
-        local level = levelOf(frames[entry.frame].offset)
-        local slots, _, _, func = frameSlots(level - 1)
+        local slots, _, _, func = frameSlots(entry.frame)
         local globals = environmentOf(slots or {}, func)
         if type(globals) == "table" then list = tableChildren(globals, args, entry) end
     else
         local v = entry.value
         if type(v) == "table" then
-            list = tableChildren(v, args, entry)
+            list = tableChildren(contentsOf(v), args, entry, getmetatable(v))
         else
             local mt = getmetatable(v)
+            if type(v) == "userdata" then propertiesOf(v, mt, list) end
             if type(v) == "function" then
                 local info = getinfo(v, "Su")
                 list[#list + 1] = variable("source", info.short_src .. ":" .. info.linedefined)
@@ -430,6 +515,14 @@ function handlers.evaluate(args)
     return { result = concat(texts, ", "), variablesReference = 0 }
 end
 
+local exception  -- the stop's error: { text, description, breakMode } (exceptionInfo)
+
+function handlers.exceptionInfo()
+    if not exception then error("not stopped at an error", 0) end
+    return { exceptionId = "error", description = exception.text, breakMode = exception.breakMode,
+             details = { message = exception.text, typeName = exception.typeName } }
+end
+
 function handlers.loadedSources()
     local list, seen = array({}), {}
     local function add(path)
@@ -454,11 +547,10 @@ function handlers.setVariable(args)
     if not ok then error(results, 0) end
     local value = results[2]
     if entry.kind == "locals" or entry.kind == "varargs" then
-        local level = levelOf(frames[entry.frame].offset)
         local i = 1
         local found
         while true do
-            local n = getlocal(level, entry.kind == "locals" and i or -i)
+            local n = frameLocal(entry.frame, entry.kind == "locals" and i or -i)
             if not n then break end
             if (entry.kind == "locals" and n == name) or (entry.kind == "varargs" and name == "..." .. i) then
                 found = i
@@ -466,10 +558,9 @@ function handlers.setVariable(args)
             i = i + 1
         end
         if not found then error("no local " .. name, 0) end
-        setlocal(level, entry.kind == "locals" and found or -found, value)
+        frameSetLocal(entry.frame, entry.kind == "locals" and found or -found, value)
     elseif entry.kind == "upvalues" then
-        local level = levelOf(frames[entry.frame].offset)
-        local func = getinfo(level, "f").func
+        local func = frameInfo(entry.frame, "f").func
         local i, done = 1, false
         while true do
             local n = getupvalue(func, i)
@@ -482,12 +573,14 @@ function handlers.setVariable(args)
         local t = entry.value
         local key = entry.keys and entry.keys[name]
         if entry.kind == "globals" then
-            local level = levelOf(frames[entry.frame].offset)
-            local slots, _, _, func = frameSlots(level - 1)
+            local slots, _, _, func = frameSlots(entry.frame)
             t = environmentOf(slots or {}, func)
             key = key or name
         end
         if type(t) ~= "table" or key == nil then error("cannot set " .. name, 0) end
+        if not rawequal(contentsOf(t), t) then
+            error("cannot set " .. name .. " here: the table is frozen or observed (use the debug console)", 0)
+        end
         rawset(t, key, value)
     end
     local item = variable(name, value)
@@ -571,34 +664,44 @@ local function serve()
     end
 end
 
--- DAP threads: the main thread is 1; a coroutine (a bk task, or the script's own) gets the next id
--- the first time it stops, with a `thread` event, and is named by the function it started with.
-local threadIds = setmetatable({}, { __mode = "k" })
-local threadCount = 1
+-- DAP threads: the main thread is 1; the session hands out the others (host.threadStarted), so a
+-- worker state's agent numbers its threads in the same space. Each bk task is a thread from the
+-- moment it is made until it ends (the tasks engine tells onTask), named by its function ("task
+-- file.lua:LINE"); a coroutine of the script's own gets an id the first time it stops.
+local taskThreads = setmetatable({}, { __mode = "k" })  -- coroutine -> { id, name }
+local threadIds = setmetatable({}, { __mode = "k" })    -- a plain coroutine that stopped -> id
 
-local function currentThread()
-    local co, main = corunning()
+local function functionName(prefix, f)
+    local info = type(f) == "function" and getinfo(f, "S")
+    if not info or info.what == "C" then return prefix .. " [C]" end
+    return prefix .. " " .. gsub(info.short_src, "^.*/", "") .. ":" .. info.linedefined
+end
+
+local function currentThread(co)
+    local main
+    if co == nil then co, main = corunning() end
     if main then return 1, "main" end
-    local id = threadIds[co]
+    local task = taskThreads[co]
+    if task then return task.id, task.name end
     local bottom = frames[#frames] and frames[#frames].info
     local name = "coroutine"
     if bottom and bottom.what ~= "C" then
-        name = "task " .. gsub(bottom.short_src, "^.*/", "") .. ":" .. bottom.linedefined
+        name = "coroutine " .. gsub(bottom.short_src, "^.*/", "") .. ":" .. bottom.linedefined
     end
+    local id = threadIds[co]
     if not id then
-        threadCount = threadCount + 1
-        id = threadCount
+        id = host.threadStarted(name, false)
         threadIds[co] = id
-        host.event("thread", json({ reason = "started", threadId = id }))
     end
     return id, name
 end
 
-local function entry(reason, detail, line)
-    refs, refCount = {}, 0
-    collectFrames(reason == "exception" or reason == "exception-caught")
+local function entry(reason, detail, line, co, err)
+    refs, refCount, exception = {}, 0, nil
+    target = reason == "exception-task" and co or nil
+    collectFrames(reason == "exception" or reason == "exception-caught" or reason == "exception-task")
     if #frames == 0 then return end
-    local threadId, threadName = currentThread()
+    local threadId, threadName = currentThread(target)
     local body = { reason = reason, threadId = threadId, allThreadsStopped = true }
     if reason == "breakpoint" then
         local id, condition, hitCondition, logMessage = host.breakpoint(detail, line)
@@ -625,16 +728,79 @@ local function entry(reason, detail, line)
         body.reason = "exception"
         body.description = reason == "exception" and "uncaught error" or "error (a pcall or a helper catches it)"
         body.text = errorText(value)
+        exception = { text = body.text, breakMode = reason == "exception" and "unhandled" or "always",
+                      typeName = type(value) }
+    elseif reason == "exception-task" then
+        body.reason = "exception"
+        body.description = "error in a task (nothing in the task catches it)"
+        body.text = errorText(err)
+        exception = { text = body.text, breakMode = "unhandled", typeName = type(err) }
     end
     host.stopped(json(body), threadId, threadName)
     serve()
-    refs, frames = nil, nil
+    refs, frames, target, exception = nil, nil, nil, nil
 end
 
-stop = function(reason, detail, line)
-    local ok, message = pcall(entry, reason, detail, line)
+stop = function(reason, detail, line, co, err)
+    local ok, message = pcall(entry, reason, detail, line, co, err)
     if not ok then host.output("bklua debugger: " .. errorText(message) .. "\n", "console") end
+    target = nil
     host.resumed()
+end
+
+-- MARK: Tasks as threads
+
+-- The tasks engine's observer (TaskEngine.lua): called as a task is made, fails and ends. Answers
+-- false once this agent is detached, and the engine lets go of it. Never raises into the engine.
+local registry = debug.getregistry()
+local observerKey = c.taskObserverKey
+
+local function taskEvent(event, co, x)
+    if event == "start" then
+        local name = functionName("task", x)
+        taskThreads[co] = { id = host.threadStarted(name, true), name = name }
+    elseif event == "end" then
+        local task = taskThreads[co]
+        if task then
+            taskThreads[co] = nil
+            host.threadExited(task.id)
+        end
+    elseif event == "error" then
+        c.taskFailed(co, x)
+    end
+end
+
+local function onTask(event, co, x)
+    if not rawequal(rawget(registry, observerKey), onTask) then return false end
+    pcall(taskEvent, event, co, x)
+end
+
+-- Tasks made before this agent: threads from now on, named by their coroutine's bottom function.
+local function adoptLiveTasks(engine)
+    local threads = rawget(engine, "taskThreads")
+    if type(threads) ~= "table" then return end
+    for co in next, threads do
+        if type(co) == "thread" and costatus(co) ~= "dead" and not taskThreads[co] then
+            local level, bottom = 0, nil
+            while true do
+                local info = getinfo(co, level, "f")
+                if not info then break end
+                bottom = info.func
+                level = level + 1
+            end
+            local name = functionName("task", bottom)
+            taskThreads[co] = { id = host.threadStarted(name, true), name = name }
+        end
+    end
+end
+
+rawset(registry, observerKey, onTask)  -- an engine that loads later takes it (TaskPrimitives.swift)
+do
+    local engine = rawget(registry, "bk.tasks")
+    if type(engine) == "table" and type(rawget(engine, "observe")) == "function" then
+        pcall(adoptLiveTasks, engine)
+        rawget(engine, "observe")(onTask)
+    end
 end
 
 return stop

@@ -11,7 +11,7 @@ extension DebugSession {
     }
 
     private func pushHostNatives(on stack: LuaStack) {
-        stack.pushNewTable(recordCount: 8)
+        stack.pushNewTable(recordCount: 10)
         stack.push(function: "next") { [self] stack in
             guard let request = nextStoppedRequest() else { return 0 }
             stack.push(request.seq)
@@ -59,6 +59,17 @@ extension DebugSession {
             return DebugSession.push(entry, on: stack)
         }
         stack.rawSet(-2, field: "functionBreakpoint")
+        // threadStarted(name, listed) -> id; threadExited(id): tasks (and worker states) as threads.
+        stack.push(function: "threadStarted") { [self] stack in
+            stack.push(threadStarted(name: stack.toString(1) ?? "task", listed: stack.toBool(2)))
+            return 1
+        }
+        stack.rawSet(-2, field: "threadStarted")
+        stack.push(function: "threadExited") { [self] stack in
+            if let id = stack.toInteger(1) { threadExited(Int(id)) }
+            return 0
+        }
+        stack.rawSet(-2, field: "threadExited")
     }
 
     private static func push(_ entry: DebugBreakpoints.Entry, on stack: LuaStack) -> Int32 {

@@ -36,6 +36,11 @@ package final class DebugSession: @unchecked Sendable {
     private var releaseStoppedThread = false
     private var ended = false
     private var stoppedThread: (id: Int, name: String)?
+    /// DAP thread ids: 1 is the main code; the others are handed out here, for every state the
+    /// session debugs (a worker state's agent asks the same session), so they never clash.
+    private var lastThreadId = 1
+    /// The threads `threads` lists besides the main code (live tasks; worker states), by id.
+    private var liveThreads: [Int: String] = [:]
     /// scriptEnded was called.
     package var hasEnded: Bool { lock.withLock { ended } }
     private let breakpoints = DebugBreakpoints()
@@ -237,9 +242,11 @@ package final class DebugSession: @unchecked Sendable {
             bk_debugger_set_exceptions(hookClient, filters)
             respond(seq, command, body: .object([("breakpoints", .array([]))]))
         case "threads":
-            var threads: [JSONValue] = [.object([("id", .number(1)), ("name", .string("main"))])]
-            if let (id, name) = lock.withLock({ stoppedThread }) {
-                threads.append(.object([("id", .number(Double(id))), ("name", .string(name))]))
+            let (live, stoppedOne) = lock.withLock { (liveThreads, stoppedThread) }
+            var listed = live.sorted { $0.key < $1.key }.map { (id: $0.key, name: $0.value) }
+            if let stoppedOne, live[stoppedOne.id] == nil { listed.append(stoppedOne) }  // a plain coroutine
+            let threads: [JSONValue] = [.object([("id", .number(1)), ("name", .string("main"))])] + listed.map {
+                .object([("id", .number(Double($0.id))), ("name", .string($0.name))])
             }
             respond(seq, command, body: .object([("threads", .array(threads))]))
         case "pause":
@@ -273,7 +280,8 @@ package final class DebugSession: @unchecked Sendable {
         }
     }
 
-    private static let whileStopped: Set<String> = ["stackTrace", "scopes", "variables", "evaluate", "setVariable", "loadedSources", "source"]
+    private static let whileStopped: Set<String> = ["stackTrace", "scopes", "variables", "evaluate", "setVariable",
+                                                    "loadedSources", "source", "exceptionInfo"]
 
     static let capabilities: JSONValue = .object([
         ("supportsConfigurationDoneRequest", .bool(true)),
@@ -286,6 +294,7 @@ package final class DebugSession: @unchecked Sendable {
         ("supportsTerminateRequest", .bool(true)),
         ("supportTerminateDebuggee", .bool(true)),
         ("supportsLoadedSourcesRequest", .bool(true)),
+        ("supportsExceptionInfoRequest", .bool(true)),
         ("exceptionBreakpointFilters", .array([
             .object([("filter", .string("uncaught")), ("label", .string("Uncaught errors")), ("default", .bool(false))]),
             .object([("filter", .string("all")), ("label", .string("All errors (also caught by pcall)")), ("default", .bool(false))]),
@@ -319,6 +328,24 @@ package final class DebugSession: @unchecked Sendable {
         }
         // Requests that arrived as the thread resumed: answered as while running.
         for request in late { fail(request.seq, request.command, "the script is running: pause it first") }
+    }
+
+    /// A new DAP thread (a task, a worker state): its id, after a `thread` event; `listed`: shown by
+    /// `threads` until `threadExited` (a plain coroutine that stops is shown only while stopped).
+    func threadStarted(name: String, listed: Bool) -> Int {
+        let id = lock.withLock { () -> Int in
+            lastThreadId += 1
+            if listed { liveThreads[lastThreadId] = name }
+            return lastThreadId
+        }
+        event("thread", .object([("reason", .string("started")), ("threadId", .number(Double(id)))]))
+        return id
+    }
+
+    /// The thread `id` ended: a `thread` event, and `threads` no longer lists it.
+    func threadExited(_ id: Int) {
+        guard lock.withLock({ liveThreads.removeValue(forKey: id) != nil }) else { return }
+        event("thread", .object([("reason", .string("exited")), ("threadId", .number(Double(id)))]))
     }
 
     func lineBreakpoint(path: String, line: Int) -> DebugBreakpoints.Entry? { breakpoints.line(path: path, line: line) }

@@ -202,6 +202,14 @@ extension LuaStack {
             }
             rawSet(meta, field: "__index")
             rawSet(meta, field: "methods")
+            // The property names, sorted: what a debugger's variables view reads through `__index`.
+            let names = cls.properties.keys.sorted()
+            pushNewTable(arrayCount: Int32(clamping: names.count))
+            for (i, name) in names.enumerated() {
+                push(name)
+                rawSet(-2, Int64(i + 1))
+            }
+            rawSet(meta, field: "__bkproperties")
             if cls.methodsFirst { lookUpMethodsFirst(meta: meta, className: cls.name) }
         }
         push(function: "__newindex") { stack throws(LuaRaise) in

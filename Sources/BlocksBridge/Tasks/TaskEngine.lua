@@ -34,6 +34,7 @@
 ---@field recordAwaitedTraceback fun(err: any, traced: string) records, for err raised again by an await, the traceback where it was raised (traced, its report) followed by the await's
 ---@field getmetatable fun(v: any): table? the raw metatable (ignores __metatable)
 ---@field cancelled table bk.cancelled, the error a cancelled task's suspension point raises
+---@field taskObserver? fun(event: string, co: thread, x: any): boolean? the attached debugger's watcher of tasks (nil with none)
 
 -- luacheck: pop
 ---@type table, table, bk.TaskNatives
@@ -150,6 +151,10 @@ local sequence = 0         -- orders task endings, for awaitAll / awaitAny "firs
 local cancelledThreads = setmetatable({}, { __mode = "k" })
 -- Every task's coroutine (weak): the profiler labels a stack sampled in one as the task's.
 local taskThreads = setmetatable({}, { __mode = "k" })
+-- A debugger watching tasks (DebugAgent.lua's onTask): told observer("start", co, f) as a task is
+-- made, ("error", co, err) as its function raises (its stack not yet unwound) and ("end", co) as it
+-- ends; a call that answers false lets go of it. nil while no debugger is attached: nothing runs.
+local observer = native.taskObserver
 
 -- The running task: the current task when the running coroutine is its own (a plain coroutine
 -- inside a task, a delayed block, the main chunk: none).
@@ -346,6 +351,9 @@ function settle(task, resumed, ...)
     -- coroutine's stack), then its pending <close> variables run, as an xpcall would have.
     local err = ...
     recordCoroutineTraceback(co, err)
+    if observer ~= nil and not rawequal(err, cancelled) and observer("error", co, err) == false then
+      observer = nil
+    end
     local _, closeErr = close(co)
     if closeErr ~= nil then err = closeErr end
     results = { err }
@@ -357,6 +365,7 @@ end
 function finish(task, ok, results)
   local co = task.co
   if co ~= nil then cancelledThreads[co] = nil end
+  if observer ~= nil and co ~= nil and observer("end", co) == false then observer = nil end
   sequence = sequence + 1
   task.seq = sequence
   task.co = nil
@@ -421,6 +430,7 @@ local function newTask(f, block)
     sleep = nil, woke = nil, seq = nil, results = nil, parked = nil }, Record)
   task.object = setmetatable({ [RECORD] = task }, Task)
   taskThreads[task.co] = true
+  if observer ~= nil and observer("start", task.co, f) == false then observer = nil end
   return task
 end
 
@@ -933,6 +943,7 @@ return {
   isTask = isTask,
   cancelledThreads = cancelledThreads,
   taskThreads = taskThreads,
+  observe = function(f) observer = f end,  -- a debugger attached after the engine loaded
   cancel = function(object)
     local t = recordOf(object)
     if t ~= nil then cancel(t) end

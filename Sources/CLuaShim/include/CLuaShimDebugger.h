@@ -43,11 +43,15 @@ int bk_debugger_on_exit(void (*handler)(int status, void *argument), void *argum
 /// registry). `stopOnEntry`: the first line run stops with reason "entry".
 void bk_debugger_attach(lua_State *L, bk_debugger *d, int stopOnEntry);
 void bk_debugger_detach(lua_State *L, bk_debugger *d);
-/// Pushes the agent's C natives, a table { step, path, evaluating, debug = a private debug library },
+/// Pushes the agent's C natives, a table { step, path, evaluating, sources, taskFailed,
+/// frozenContents, taskObserverKey, debug = a private debug library },
 /// in a protected call: returns its status (the error on top when not LUA_OK).
 int bk_debugger_pushnatives(lua_State *L, bk_debugger *d);
 /// Called where an error is raised (a message handler): stops with reason "exception" when the
 /// filters ask for it (`uncaught`: the handler is the top level's). Leaves the stack as it was.
 void bk_debugger_exception(lua_State *L, int uncaught);
+/// Pushes the attached debugger's watcher of tasks (the agent's onTask; the tasks engine calls it
+/// as tasks start, fail and end), or nil when no debugger is attached. Never raises.
+void bk_debugger_push_task_observer(lua_State *L);
 
 #endif
