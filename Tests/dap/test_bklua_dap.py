@@ -532,6 +532,8 @@ local list = {}
 for i = 1, 250 do list[i] = i * 2 end
 local frozenBig = bk.freeze(bk.orderedSet(list))
 local observed = bk.dictionary({ name = "x", size = 3 })
+local wide = bk.dictionary({})
+for i = 1, 300 do wide[string.format("k%03d", i)] = i end
 bk.addObserverForKeyPath(observed, "name", function() end)
 local handle = bk.performBlock(function() end, 60)
 local crafted = bk.performBlock(function() end, 60)
@@ -562,6 +564,10 @@ print("done")
         check(big.get("indexedVariables") == 250, "paged: %r" % big)
         page = c.variables(big["variablesReference"], filter="indexed", start=200, count=3)
         check([(v["name"], v["value"]) for v in page] == [("[201]", "402"), ("[202]", "404"), ("[203]", "406")], "page %r" % page)
+        # a large dictionary: its key count, and pages of its keys
+        check(local["wide"].get("namedVariables") == 300, "wide: %r" % local["wide"])
+        page = c.variables(local["wide"]["variablesReference"], filter="named", start=10, count=3)
+        check([(v["name"], v["value"]) for v in page] == [("k011", "11"), ("k012", "12"), ("k013", "13")], "named page %r" % page)
         # an observed dictionary: the observed key moved out of the table, still shown
         kids = {v["name"]: v["value"] for v in c.variables(local["observed"]["variablesReference"])}
         check(kids.get("name") == '"x"' and kids.get("size") == "3", "observed: %r" % kids)

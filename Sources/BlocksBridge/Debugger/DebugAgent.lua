@@ -118,7 +118,7 @@ local stop  -- the entry function, found on the stack to count levels from it
 local frames, refs, refCount
 -- The thread the frames are on: nil for the running one (levels counted from `stop`), or a task's
 -- coroutine that died of an error (post mortem: its stack as it was where the error was raised).
-local target
+local failedThread
 
 -- The level, as seen by the caller of levelOf, of the function `offset` levels below `stop`.
 local function levelOf(offset)
@@ -135,11 +135,15 @@ local function hiddenSource(source) return sub(source, 1, 4) == "=bk/" end
 
 local function collectFrames(skipLeadingC)
     frames = {}
-    local base = target and -1 or levelOf(1) - 1  -- levels here: stop at base, the stopped function at base + 1
+    local base = failedThread and -1 or levelOf(1) - 1  -- levels here: stop at base, the stopped function at base + 1
     local offset = 1
     while true do
         local info
-        if target then info = getinfo(target, offset - 1, "nSlf") else info = getinfo(base + offset, "nSlf") end
+        if failedThread then
+            info = getinfo(failedThread, offset - 1, "nSlf")
+        else
+            info = getinfo(base + offset, "nSlf")
+        end
         if not info then break end
         if not hiddenSource(info.source) and not (skipLeadingC and #frames == 0 and info.what == "C") then
             frames[#frames + 1] = { offset = offset, info = info }
@@ -150,12 +154,12 @@ local function collectFrames(skipLeadingC)
     while #frames > 0 and frames[#frames].info.what == "C" do frames[#frames] = nil end
 end
 
--- A frame's debug info and locals, on the running thread or on `target` (no tail calls here: a
+-- A frame's debug info and locals, on the running thread or on `failedThread` (no tail calls here: a
 -- level counted on the running thread must not lose this function's frame).
 local function frameInfo(frame, what)
     local info
-    if target then
-        info = getinfo(target, frames[frame].offset - 1, what)
+    if failedThread then
+        info = getinfo(failedThread, frames[frame].offset - 1, what)
     else
         local level = levelOf(frames[frame].offset)
         info = level and getinfo(level, what)
@@ -165,8 +169,8 @@ end
 
 local function frameLocal(frame, i)
     local name, value
-    if target then
-        name, value = getlocal(target, frames[frame].offset - 1, i)
+    if failedThread then
+        name, value = getlocal(failedThread, frames[frame].offset - 1, i)
     else
         name, value = getlocal(levelOf(frames[frame].offset), i)
     end
@@ -175,8 +179,8 @@ end
 
 local function frameSetLocal(frame, i, value)
     local name
-    if target then
-        name = setlocal(target, frames[frame].offset - 1, i, value)
+    if failedThread then
+        name = setlocal(failedThread, frames[frame].offset - 1, i, value)
     else
         name = setlocal(levelOf(frames[frame].offset), i, value)
     end
@@ -214,6 +218,14 @@ local function variable(name, v, evaluateName)
                         item.namedVariables = item.namedVariables + 1
                     end
                 end
+            else
+                -- A large dictionary: its key count, so a client may page it (filter "named", start, count).
+                local keys = 0
+                for _ in next, v do
+                    keys = keys + 1
+                    if keys >= 10000 then break end
+                end
+                if keys > PAGE then item.namedVariables = keys end
             end
         end
     end
@@ -698,10 +710,10 @@ end
 
 local function entry(reason, detail, line, co, err)
     refs, refCount, exception = {}, 0, nil
-    target = reason == "exception-task" and co or nil
+    failedThread = reason == "exception-task" and co or nil
     collectFrames(reason == "exception" or reason == "exception-caught" or reason == "exception-task")
     if #frames == 0 then return end
-    local threadId, threadName = currentThread(target)
+    local threadId, threadName = currentThread(failedThread)
     local body = { reason = reason, threadId = threadId, allThreadsStopped = true }
     if reason == "breakpoint" then
         local id, condition, hitCondition, logMessage = host.breakpoint(detail, line)
@@ -738,13 +750,13 @@ local function entry(reason, detail, line, co, err)
     end
     host.stopped(json(body), threadId, threadName)
     serve()
-    refs, frames, target, exception = nil, nil, nil, nil
+    refs, frames, failedThread, exception = nil, nil, nil, nil
 end
 
 stop = function(reason, detail, line, co, err)
     local ok, message = pcall(entry, reason, detail, line, co, err)
     if not ok then host.output("bklua debugger: " .. errorText(message) .. "\n", "console") end
-    target = nil
+    failedThread = nil
     host.resumed()
 end
 

@@ -20,6 +20,9 @@ extension LuaStack {
         }
     }
 
+    /// Pushes the attached debugger's watcher of tasks (the tasks engine's `taskObserver`), or nil.
+    package func pushDebuggerTaskObserver() { bk_debugger_push_task_observer(L) }
+
     /// Detaches the hook client: no hook remains for it.
     package func detachDebugger(_ client: OpaquePointer) { bk_debugger_detach(L, client) }
 }

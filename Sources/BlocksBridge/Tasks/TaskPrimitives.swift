@@ -114,7 +114,7 @@ enum TaskPrimitives {
         stack.rawGet(LuaStack.registryIndex, field: TaskEngine.cancelledKey)
         stack.rawSet(table, field: "cancelled")
         // taskObserver: the attached debugger's watcher of tasks, or nil (then the engine calls nothing).
-        bk_debugger_push_task_observer(stack.L)
+        stack.pushDebuggerTaskObserver()
         stack.rawSet(table, field: "taskObserver")
         stack.push(cFunction: bk_recordcoroutinetraceback)
         stack.rawSet(table, field: "recordCoroutineTraceback")
