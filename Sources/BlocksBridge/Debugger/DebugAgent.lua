@@ -680,6 +680,7 @@ end
 -- worker state's agent numbers its threads in the same space. Each bk task is a thread from the
 -- moment it is made until it ends (the tasks engine tells onTask), named by its function ("task
 -- file.lua:LINE"); a coroutine of the script's own gets an id the first time it stops.
+local mainThread = { id = 1, name = "main" }  -- this state's main code (a worker state's: its own id)
 local taskThreads = setmetatable({}, { __mode = "k" })  -- coroutine -> { id, name }
 local threadIds = setmetatable({}, { __mode = "k" })    -- a plain coroutine that stopped -> id
 
@@ -692,7 +693,7 @@ end
 local function currentThread(co)
     local main
     if co == nil then co, main = corunning() end
-    if main then return 1, "main" end
+    if main then return mainThread.id, mainThread.name end
     local task = taskThreads[co]
     if task then return task.id, task.name end
     local bottom = frames[#frames] and frames[#frames].info
