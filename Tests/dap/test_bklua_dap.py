@@ -967,6 +967,48 @@ print("total", n)
         c.close()
 
 
+@case
+def exception_breakpoints_all_stop_a_worker_and_a_pool_block_on_their_own_threads():
+    path = script("worker_errors.lua", """local w = bk.worker(function()
+  local t = nil
+  return t.x             -- WORKER-ERR
+end)
+print("worker", pcall(w.result, w))
+local list = {}
+for i = 1, 64 do list[i] = i end
+local ok, e = pcall(bk.worker(function(list)
+  return bk.parallelMap(list, function(x)
+    for k = 1, 20000 do x = x + 0 end
+    if x == 60 then error("sixty") end   -- POOL-ERR
+    return x
+  end)
+end, list).result)
+print("pool", ok)
+""")
+    c = adapter()
+    try:
+        c.start(path, exceptions=["all"])
+        stop = c.stopped("exception")
+        check(stop["threadId"] != 1 and stop["allThreadsStopped"] is False and "local 't'" in stop["text"],
+              "the worker's error: %r" % stop)
+        check(c.frames(stop["threadId"])[0]["line"] == line_of(path, "WORKER-ERR"), "where the worker raised")
+        c.request("continue", {"threadId": stop["threadId"]})
+        while True:
+            stop = c.stopped("exception")
+            if "sixty" in stop["text"]:
+                break
+            c.request("continue", {"threadId": stop["threadId"]})
+        name, threads = thread_named(c, stop["threadId"])
+        check(name is not None and name.startswith("worker pool"), "a pool thread: %r" % threads)
+        check(c.frames(stop["threadId"])[0]["line"] == line_of(path, "POOL-ERR"), "where the block raised")
+        c.request("setExceptionBreakpoints", {"filters": []})
+        c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0, "exit")
+        check("pool\tfalse" in c.output.get("stdout", ""), "the pool's error reached the caller: %r" % c.output)
+    finally:
+        c.close()
+
+
 def main():
     pattern = sys.argv[1] if len(sys.argv) > 1 else ""
     passed = failed = 0
