@@ -204,6 +204,36 @@ private final class SocketClient: @unchecked Sendable {
         #expect(result.withLock { $0 } == 41)
     }
 
+    /// `runOnWorker`'s pool state is a thread of the session: its breakpoint stops it alone.
+    @Test func aHostsRunOnWorkerStopsOnAPoolThread() throws {
+        nonisolated(unsafe) let lua = try LuaState()
+        let path = "/host/pool.lua"
+        let square = try lua.run("return function(x)\n  local y = x * x\n  return y\nend", name: "@" + path, as: LuaRef.self)
+        let port = try lua.startDebugServer(port: 0)
+        let client = try SocketClient(port: port)
+        _ = client.response(client.send("initialize"))
+        _ = client.response(client.send("attach"))
+        _ = client.response(client.send("setBreakpoints", "{\"source\":{\"path\":\"\(path)\"},\"breakpoints\":[{\"line\":3}]}"))
+        _ = client.response(client.send("configurationDone"))
+        let result = Locked<Int?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            if let n = try? lua.runOnWorker(square, 6, as: Int.self) { result.withLock { $0 = n } }
+            done.signal()
+        }
+        let stopped = client.event("stopped")
+        let thread = stopped?["body"]?["threadId"]?.int ?? 1
+        #expect(thread != 1)
+        let threads = client.response(client.send("threads"))?["body"]?["threads"]?.array ?? []
+        #expect(threads.contains { $0["id"]?.int == thread && $0["name"]?.string == "worker pool 1" })
+        let top = client.response(client.send("stackTrace", "{\"threadId\":\(thread)}"))?["body"]?["stackFrames"]?.array?.first
+        #expect(top?["line"]?.int == 3)
+        _ = client.response(client.send("continue", "{\"threadId\":\(thread)}"))
+        #expect(done.wait(timeout: .now() + 20) == .success)
+        #expect(result.withLock { $0 } == 36)
+        lua.stopDebugServer()
+    }
+
     @Test func aSecondServerIsRefusedAndStoppingEndsTheSession() throws {
         let lua = try LuaState()
         #expect(lua.debugSession == nil)
