@@ -734,9 +734,13 @@ local timer = bk.scheduledTimerWithTimeInterval(0.02, function()
   print("tick", ticks)
 end, true)
 local w = bk.worker(function(n)
+  local function add(a, b)
+    return a + b             -- ADD-BODY
+  end
   local total = 0
   for i = 1, n do
     total = total + i        -- WORKER-BP
+    total = add(total, 0)    -- CALL-ADD
   end
   return total               -- WORKER-RETURN
 end, 3)
@@ -773,7 +777,15 @@ def a_breakpoint_in_a_worker_stops_that_worker_only_while_the_main_loop_runs_on(
         c.request("next", {"threadId": worker})
         stop = c.stopped("step")
         check(stop["threadId"] == worker and stop["allThreadsStopped"] is False, "stepped on the worker: %r" % stop)
-        check(c.frames(worker)[0]["line"] == line_of(path, "WORKER-BP") - 1, "the loop's next line")
+        check(c.frames(worker)[0]["line"] == line_of(path, "CALL-ADD"), "next: the next line")
+        c.request("stepIn", {"threadId": worker})
+        c.stopped("step")
+        frames = c.frames(worker)
+        check(frames[0]["line"] == line_of(path, "ADD-BODY") and len(frames) == 2, "stepIn: into add: %r" % frames)
+        c.request("stepOut", {"threadId": worker})
+        c.stopped("step")
+        frames = c.frames(worker)
+        check(len(frames) == 1 and frames[0]["line"] != line_of(path, "ADD-BODY"), "stepOut: back in the worker's function: %r" % frames)
         c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
         r = c.request("continue", {"threadId": worker})
         check(r["body"]["allThreadsContinued"] is False, "continue: %r" % r)
