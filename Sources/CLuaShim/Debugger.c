@@ -203,6 +203,40 @@ void bk_debugger_release_script(bk_debugger *d) {
     d->step_mode = BK_STEP_NONE;  // read by the Lua thread's next event: a step left pending ends
 }
 
+// A worker state's client starts with the session's breakpoints: `src`'s, copied under its lock,
+// then set in `dst` as the client would set them (so `dst`'s state is poked to take them).
+void bk_debugger_copy_breakpoints(bk_debugger *dst, bk_debugger *src) {
+    pthread_mutex_lock(&src->lock);
+    int file_count = src->file_count, function_count = src->function_count;
+    bk_dbg_file *files = file_count > 0 ? calloc((size_t)file_count, sizeof *files) : NULL;
+    size_t size = 0;
+    for (int i = 0; i < function_count; i++) size += strlen(src->functions + size) + 1;
+    char *functions = size > 0 ? malloc(size) : NULL;
+    if ((file_count > 0 && files == NULL) || (size > 0 && functions == NULL)) {
+        file_count = 0;
+        function_count = 0;
+    }
+    for (int i = 0; i < file_count; i++) {
+        files[i].path = strdup(src->files[i].path);
+        files[i].count = src->files[i].count;
+        files[i].lines = files[i].count > 0 ? malloc(sizeof(int) * (size_t)files[i].count) : NULL;
+        if (files[i].lines != NULL) memcpy(files[i].lines, src->files[i].lines, sizeof(int) * (size_t)files[i].count);
+        else files[i].count = 0;
+    }
+    if (function_count > 0) memcpy(functions, src->functions, size);
+    int exceptions = __atomic_load_n(&src->exceptions, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&src->lock);
+    for (int i = 0; i < file_count; i++) {
+        if (files[i].path != NULL) bk_debugger_set_lines(dst, files[i].path, files[i].lines, files[i].count);
+        free(files[i].path);
+        free(files[i].lines);
+    }
+    free(files);
+    bk_debugger_set_functions(dst, functions, function_count);
+    free(functions);
+    bk_debugger_set_exceptions(dst, exceptions);
+}
+
 // MARK: - The hook (the Lua thread)
 
 // The source's entry, its lines brought up to date. The entry stays valid until the debugger is

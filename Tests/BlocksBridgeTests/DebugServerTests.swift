@@ -142,6 +142,98 @@ private final class SocketClient: @unchecked Sendable {
         lua.stopDebugServer()
     }
 
+    /// A worker started before the server runs undebugged (no hang, no crash); one started after
+    /// stops at the breakpoint on its own thread, the host's thread waiting for its result; stopping
+    /// the server while it is stopped lets it finish.
+    @Test func workersBeforeTheServerRunOnAndAWorkerAfterItStopsAloneUntilTheServerStops() throws {
+        nonisolated(unsafe) let lua = try LuaState()
+        lua.installGlobals()
+        let path = "/host/workers.lua"
+        _ = try lua.run("""
+            ch, go = bk.channel(), bk.channel()
+            before = bk.worker(function(ch, go)
+              ch:send("started")
+              go:receive()
+              local a = 1   -- line 5: not debugged (started before the server)
+              return a
+            end, ch, go)
+            return ch:receive()
+            """, name: "@" + path)
+        let port = try lua.startDebugServer(port: 0)
+        let client = try SocketClient(port: port)
+        _ = client.response(client.send("initialize"))
+        _ = client.response(client.send("attach"))
+        _ = client.response(client.send("setBreakpoints", "{\"source\":{\"path\":\"\(path)\"},\"breakpoints\":[{\"line\":5},{\"line\":14}]}"))
+        _ = client.response(client.send("configurationDone"))
+        let result = Locked<Int?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let values = try? lua.run("""
+                go:send(true)
+                local a = before:result()
+                local after = bk.worker(function(n)
+                  local b = n * 10
+
+                  -- padding, so the worker's breakpoint is on line 14 of this chunk's file
+
+
+
+                  -- (both chunks are named after the same file)
+
+
+
+                  return b      -- line 14
+                end, 4)
+                return a + after:result()
+                """, name: "@" + path)
+            if case let .integer(n)? = values?.first { result.withLock { $0 = Int(n) } }
+            done.signal()
+        }
+        let stopped = client.event("stopped")
+        let thread = stopped?["body"]?["threadId"]?.int ?? 1
+        #expect(thread != 1)
+        #expect(stopped?["body"]?["allThreadsStopped"]?.bool == false)
+        let frames = client.response(client.send("stackTrace", "{\"threadId\":\(thread)}"))
+        let top = frames?["body"]?["stackFrames"]?.array?.first
+        #expect(top?["line"]?.int == 14)
+        let frameID = top?["id"]?.int ?? 0
+        let evaluated = client.response(client.send("evaluate", "{\"expression\":\"b + 1\",\"frameId\":\(frameID),\"context\":\"watch\"}"))
+        #expect(evaluated?["body"]?["result"]?.string == "41")
+        lua.stopDebugServer()  // while the worker is stopped: it is let go
+        #expect(done.wait(timeout: .now() + 20) == .success)
+        #expect(result.withLock { $0 } == 41)
+    }
+
+    /// `runOnWorker`'s pool state is a thread of the session: its breakpoint stops it alone.
+    @Test func aHostsRunOnWorkerStopsOnAPoolThread() throws {
+        nonisolated(unsafe) let lua = try LuaState()
+        let path = "/host/pool.lua"
+        let square = try lua.run("return function(x)\n  local y = x * x\n  return y\nend", name: "@" + path, as: LuaRef.self)
+        let port = try lua.startDebugServer(port: 0)
+        let client = try SocketClient(port: port)
+        _ = client.response(client.send("initialize"))
+        _ = client.response(client.send("attach"))
+        _ = client.response(client.send("setBreakpoints", "{\"source\":{\"path\":\"\(path)\"},\"breakpoints\":[{\"line\":3}]}"))
+        _ = client.response(client.send("configurationDone"))
+        let result = Locked<Int?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            if let n = try? lua.runOnWorker(square, 6, as: Int.self) { result.withLock { $0 = n } }
+            done.signal()
+        }
+        let stopped = client.event("stopped")
+        let thread = stopped?["body"]?["threadId"]?.int ?? 1
+        #expect(thread != 1)
+        let threads = client.response(client.send("threads"))?["body"]?["threads"]?.array ?? []
+        #expect(threads.contains { $0["id"]?.int == thread && $0["name"]?.string == "worker pool 1" })
+        let top = client.response(client.send("stackTrace", "{\"threadId\":\(thread)}"))?["body"]?["stackFrames"]?.array?.first
+        #expect(top?["line"]?.int == 3)
+        _ = client.response(client.send("continue", "{\"threadId\":\(thread)}"))
+        #expect(done.wait(timeout: .now() + 20) == .success)
+        #expect(result.withLock { $0 } == 36)
+        lua.stopDebugServer()
+    }
+
     @Test func aSecondServerIsRefusedAndStoppingEndsTheSession() throws {
         let lua = try LuaState()
         #expect(lua.debugSession == nil)

@@ -878,6 +878,319 @@ def dap_wait_does_not_count_the_wait_for_a_client_against_the_time_limit():
         c.close()
 
 
+# ---------------------------------------------------------------------------------------------
+# Worker states (bk.worker, the parallelMap pool): a stop there stops that worker only
+
+def ticks(c):
+    return c.output.get("stdout", "").count("tick")
+
+
+def wait_for(what, condition, timeout=20):
+    deadline = time.time() + timeout
+    while not condition():
+        if time.time() > deadline:
+            raise AssertionError("timed out waiting for " + what)
+        time.sleep(0.02)
+
+
+def thread_named(c, thread_id):
+    threads = c.request("threads")["body"]["threads"]
+    return {t["id"]: t["name"] for t in threads}.get(thread_id), threads
+
+
+WORKER_SCRIPT = """local ticks = 0
+local timer = bk.scheduledTimerWithTimeInterval(0.02, function()
+  ticks = ticks + 1
+  print("tick", ticks)
+end, true)
+local w = bk.worker(function(n)
+  local function add(a, b)
+    return a + b             -- ADD-BODY
+  end
+  local total = 0
+  for i = 1, n do
+    total = total + i        -- WORKER-BP
+    total = add(total, 0)    -- CALL-ADD
+  end
+  return total               -- WORKER-RETURN
+end, 3)
+print("result", w:result())
+timer:invalidate()
+"""
+
+
+@case
+def a_breakpoint_in_a_worker_stops_that_worker_only_while_the_main_loop_runs_on():
+    path = script("worker_bp.lua", WORKER_SCRIPT)
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "WORKER-BP")]})
+        stop = c.stopped("breakpoint")
+        worker = stop["threadId"]
+        check(worker != 1 and stop["allThreadsStopped"] is False, "a worker's stop: %r" % stop)
+        started = [e["body"] for e in c.seen if e["event"] == "thread"]
+        check({"reason": "started", "threadId": worker} in started, "thread started event: %r" % started)
+        name, threads = thread_named(c, worker)
+        check(name == "worker 1" and any(t["id"] == 1 for t in threads), "threads: %r" % threads)
+        frames = c.frames(worker)
+        check(frames[0]["line"] == line_of(path, "WORKER-BP") and frames[0]["source"]["path"] == path,
+              "the worker's frames: %r" % frames)
+        check(len(frames) == 1, "only the worker's function: %r" % frames)
+        top = frames[0]["id"]
+        check(c.locals(top)["i"]["value"] == "1", "the worker's locals")
+        check(c.evaluate("total + 100", frame=top)["result"] == "100", "evaluate in the worker's frame")
+        # The main code's timer keeps printing while the worker is stopped.
+        before = ticks(c)
+        wait_for("ticks while the worker is stopped", lambda: ticks(c) >= before + 3)
+        check(c.request("stackTrace", {"threadId": 1}, ok=False)["success"] is False,
+              "the main thread runs: no stack")
+        c.request("next", {"threadId": worker})
+        stop = c.stopped("step")
+        check(stop["threadId"] == worker and stop["allThreadsStopped"] is False, "stepped on the worker: %r" % stop)
+        check(c.frames(worker)[0]["line"] == line_of(path, "CALL-ADD"), "next: the next line")
+        c.request("stepIn", {"threadId": worker})
+        c.stopped("step")
+        frames = c.frames(worker)
+        check(frames[0]["line"] == line_of(path, "ADD-BODY") and len(frames) == 2, "stepIn: into add: %r" % frames)
+        c.request("stepOut", {"threadId": worker})
+        c.stopped("step")
+        frames = c.frames(worker)
+        check(len(frames) == 1 and frames[0]["line"] != line_of(path, "ADD-BODY"), "stepOut: back in the worker's function: %r" % frames)
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        r = c.request("continue", {"threadId": worker})
+        check(r["body"]["allThreadsContinued"] is False, "continue: %r" % r)
+        c.wait_event("thread", where=lambda b: b == {"reason": "exited", "threadId": worker})
+        check(c.finish() == 0, "exit")
+        check("result\t6" in c.output.get("stdout", ""), "the worker's result: %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
+def a_breakpoint_in_a_parallel_map_block_stops_one_pool_thread_and_the_others_finish():
+    path = script("pool_bp.lua", """bk.setWorkerCount(2)
+local ticks = 0
+local timer = bk.scheduledTimerWithTimeInterval(0.02, function()
+  ticks = ticks + 1
+  print("tick", ticks)
+end, true)
+local function heavy(x)
+  local s = 0
+  for k = 1, 20000 do s = s + k % 7 end
+  if x == 60 then
+    s = s + 0                -- POOL-BP
+  end
+  return x * 2
+end
+local list = {}
+for i = 1, 64 do list[i] = i end
+local w = bk.worker(function(list) return bk.parallelMap(list, heavy) end, list)
+local results = w:result()
+print("done", #results, results[7], results[64])
+timer:invalidate()
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "POOL-BP")]})
+        stop = c.stopped("breakpoint")
+        thread = stop["threadId"]
+        check(thread != 1 and stop["allThreadsStopped"] is False, "a pool state's stop: %r" % stop)
+        name, threads = thread_named(c, thread)
+        check(name is not None and name.startswith("worker pool "), "named pool thread: %r" % threads)
+        check(any(t["name"] == "worker 1" for t in threads), "the worker that called parallelMap: %r" % threads)
+        frames = c.frames(thread)
+        check(frames[0]["line"] == line_of(path, "POOL-BP") and frames[0]["source"]["path"] == path, "pool frames: %r" % frames)
+        check(c.evaluate("x", frame=frames[0]["id"])["result"] == "60", "the element")
+        before = ticks(c)
+        wait_for("ticks while a pool state is stopped", lambda: ticks(c) >= before + 3)
+        c.request("continue", {"threadId": thread})
+        check(c.finish() == 0, "exit")
+        check("done\t64\t14\t128" in c.output.get("stdout", ""), "results: %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
+def pause_on_a_worker_thread_stops_its_endless_loop_only():
+    path = script("worker_pause.lua", """local ch = bk.channel()
+local w = bk.worker(function(ch)
+  local stop = false
+  ch:send("running")
+  while not stop do end      -- SPIN
+  return "left the loop"
+end, ch)
+print("worker", ch:receive())
+local ticks = 0
+local timer = bk.scheduledTimerWithTimeInterval(0.02, function()
+  ticks = ticks + 1
+  print("tick", ticks)
+end, true)
+print("result", w:result())
+timer:invalidate()
+""")
+    c = adapter()
+    try:
+        c.start(path)
+        wait_for("the worker running", lambda: "worker\trunning" in c.output.get("stdout", ""))
+        worker = next(e["body"]["threadId"] for e in c.seen if e["event"] == "thread")
+        c.request("pause", {"threadId": worker})
+        stop = c.stopped("pause")
+        check(stop["threadId"] == worker and stop["allThreadsStopped"] is False, "paused the worker: %r" % stop)
+        frames = c.frames(worker)
+        check(frames[0]["line"] == line_of(path, "SPIN"), "in the loop: %r" % frames)
+        before = ticks(c)
+        wait_for("ticks while the worker is paused", lambda: ticks(c) >= before + 3)
+        c.evaluate("stop = true", frame=frames[0]["id"])
+        c.request("continue", {"threadId": worker})
+        check(c.finish() == 0, "exit")
+        check("result\tleft the loop" in c.output.get("stdout", ""), "the loop ended: %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
+def a_client_that_leaves_while_workers_are_stopped_lets_them_finish_over_tcp():
+    path = script("worker_leave.lua", """local ws = {}
+for k = 1, 3 do
+  ws[k] = bk.worker(function(k)
+    local v = k * 10         -- WORKER-STOP
+    return v
+  end, k)
+end
+local sum = 0
+for k = 1, 3 do sum = sum + ws[k]:result() end
+print("sum", sum)
+""")
+    process, port = listen(path)
+    c = Client.connect(port, process=process)
+    try:
+        c.initialize()
+        c.request("attach", {})
+        c.configure({path: [line_of(path, "WORKER-STOP")]})
+        c.stopped("breakpoint")
+        c.stopped("breakpoint")
+        c.sock.shutdown(2)
+        c.sock.close()
+        out, _ = process.communicate(timeout=20)
+        check(process.returncode == 0 and b"sum\t60" in out, "the workers finished: %r" % out)
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+@case
+def disconnect_and_terminate_while_a_worker_is_stopped_never_hang():
+    path = script("worker_end.lua", WORKER_SCRIPT)
+    # disconnect without terminating (attach): the worker is let go, the run ends normally
+    process, port = listen(path)
+    c = Client.connect(port, process=process)
+    try:
+        c.initialize()
+        c.request("attach", {})
+        c.configure({path: [line_of(path, "WORKER-BP")]})
+        c.stopped("breakpoint")
+        c.request("disconnect", {})
+        out, _ = process.communicate(timeout=20)
+        check(process.returncode == 0 and b"result\t6" in out, "disconnect let the worker finish: %r" % out)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        c.close()
+    # terminate over pipes: the adapter ends at once
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "WORKER-BP")]})
+        c.stopped("breakpoint")
+        c.request("terminate", {})
+        check(c.process.wait(timeout=20) is not None, "the adapter ended")
+    finally:
+        c.close()
+    # the client's pipe closes while the worker is stopped
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "WORKER-BP")]})
+        c.stopped("breakpoint")
+        c.process.stdin.close()
+        check(c.process.wait(timeout=20) is not None, "the adapter ended")
+    finally:
+        c.close()
+
+
+@case
+def workers_started_before_a_late_client_and_workers_ending_keep_running():
+    path = script("worker_late.lua", """local n = 0
+for round = 1, 40 do
+  local w = bk.worker(function(r)
+    local x = r * 2          -- LATE-BP
+    return x
+  end, round)
+  n = n + w:result()
+  bk.sleep(0.02)
+end
+print("total", n)
+""")
+    process, port = listen(path, wait=False)
+    c = Client.connect(port, process=process)
+    try:
+        c.initialize()
+        c.request("attach", {})
+        c.configure({path: [{"line": line_of(path, "LATE-BP"), "condition": "r == 30"}]})
+        stop = c.stopped("breakpoint")
+        check(stop["threadId"] != 1 and stop["allThreadsStopped"] is False, "stopped in a worker: %r" % stop)
+        frames = c.frames(stop["threadId"])
+        check(c.evaluate("r", frame=frames[0]["id"])["result"] == "30", "the condition held there")
+        ended = [e["body"] for e in c.seen if e["event"] == "thread" and e["body"]["reason"] == "exited"]
+        check(len(ended) > 0, "earlier workers ended with thread events: %r" % ended)
+        c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0, "exit")
+        out = process.stdout.read().decode()
+        check("total\t1640" in out, "every worker's result: %r" % out)
+    finally:
+        c.close()
+
+
+@case
+def exception_breakpoints_all_stop_a_worker_and_a_pool_block_on_their_own_threads():
+    path = script("worker_errors.lua", """local w = bk.worker(function()
+  local t = nil
+  return t.x             -- WORKER-ERR
+end)
+print("worker", pcall(w.result, w))
+local list = {}
+for i = 1, 64 do list[i] = i end
+local ok, e = pcall(bk.worker(function(list)
+  return bk.parallelMap(list, function(x)
+    for k = 1, 20000 do x = x + 0 end
+    if x == 60 then error("sixty") end   -- POOL-ERR
+    return x
+  end)
+end, list).result)
+print("pool", ok)
+""")
+    c = adapter()
+    try:
+        c.start(path, exceptions=["all"])
+        stop = c.stopped("exception")
+        check(stop["threadId"] != 1 and stop["allThreadsStopped"] is False and "local 't'" in stop["text"],
+              "the worker's error: %r" % stop)
+        check(c.frames(stop["threadId"])[0]["line"] == line_of(path, "WORKER-ERR"), "where the worker raised")
+        c.request("continue", {"threadId": stop["threadId"]})
+        while True:
+            stop = c.stopped("exception")
+            if "sixty" in stop["text"]:
+                break
+            c.request("continue", {"threadId": stop["threadId"]})
+        name, threads = thread_named(c, stop["threadId"])
+        check(name is not None and name.startswith("worker pool"), "a pool thread: %r" % threads)
+        check(c.frames(stop["threadId"])[0]["line"] == line_of(path, "POOL-ERR"), "where the block raised")
+        c.request("setExceptionBreakpoints", {"filters": []})
+        c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0, "exit")
+        check("pool\tfalse" in c.output.get("stdout", ""), "the pool's error reached the caller: %r" % c.output)
+    finally:
+        c.close()
+
+
 def main():
     pattern = sys.argv[1] if len(sys.argv) > 1 else ""
     passed = failed = 0

@@ -17,6 +17,10 @@ local concat, sort, unpack = table.concat, table.sort, table.unpack
 local mathtype, huge = math.type, math.huge
 local utf8len = utf8.len
 
+-- Frame ids and variables references start at ID_BASE (a worker state's agent has its own range,
+-- which tells the session which stopped thread a request is for).
+local ID_BASE = host.idBase or 0
+
 local EVALUATION_SECONDS = 5  -- an evaluation (condition, watch, repl) that runs longer is stopped
 local PAGE = 100              -- tables with more list elements than this are paged by the client
 
@@ -189,8 +193,8 @@ end
 
 local function newRef(entry)
     refCount = refCount + 1
-    refs[refCount] = entry
-    return refCount
+    refs[ID_BASE + refCount] = entry
+    return ID_BASE + refCount
 end
 
 local function expandable(v)
@@ -330,7 +334,7 @@ function handlers.stackTrace(args)
     if count <= 0 then count = #frames end
     for i = start + 1, math.min(#frames, start + count) do
         local info = frames[i].info
-        local item = { id = i, line = info.currentline > 0 and info.currentline or 0, column = 1 }
+        local item = { id = ID_BASE + i, line = info.currentline > 0 and info.currentline or 0, column = 1 }
         item.name = info.name or (info.what == "main" and "main chunk") or (info.what == "C" and "[C]")
             or ("function <" .. gsub(info.short_src, "^.*/", "") .. ":" .. info.linedefined .. ">")
         if info.what == "C" then
@@ -348,8 +352,13 @@ function handlers.stackTrace(args)
     return { stackFrames = list, totalFrames = #frames }
 end
 
+local function frameOf(id)
+    id = tonumber(id)
+    return id and id - ID_BASE
+end
+
 function handlers.scopes(args)
-    local frame = tonumber(args.frameId)
+    local frame = frameOf(args.frameId)
     if not frame or not frames[frame] then error("no frame " .. tostring(args.frameId), 0) end
     local scopes = array({
         { name = "Locals", presentationHint = "locals", expensive = false,
@@ -509,7 +518,7 @@ function handlers.variables(args)
 end
 
 function handlers.evaluate(args)
-    local frame = tonumber(args.frameId) or 1
+    local frame = frameOf(args.frameId) or 1
     if not frames[frame] then error("no frame " .. tostring(args.frameId), 0) end
     local code = args.expression
     if type(code) ~= "string" then error("no expression", 0) end
@@ -659,7 +668,8 @@ local function serve()
         local mode = resumeModes[command]
         if mode then
             c.step(mode)
-            host.respond(seq, command, true, command == "continue" and '{"allThreadsContinued":true}' or "{}")
+            local all = host.stopsAll() and "true" or "false"
+            host.respond(seq, command, true, command == "continue" and '{"allThreadsContinued":' .. all .. '}' or "{}")
             return
         end
         local handler = handlers[command]
@@ -691,6 +701,7 @@ local function functionName(prefix, f)
 end
 
 local function currentThread(co)
+    if host.workerThread then return host.workerThread, host.workerName end  -- every stop there
     local main
     if co == nil then co, main = corunning() end
     if main then return mainThread.id, mainThread.name end
@@ -715,7 +726,8 @@ local function entry(reason, detail, line, co, err)
     collectFrames(reason == "exception" or reason == "exception-caught" or reason == "exception-task")
     if #frames == 0 then return end
     local threadId, threadName = currentThread(failedThread)
-    local body = { reason = reason, threadId = threadId, allThreadsStopped = true }
+    -- A worker's stop stops that worker only; the main state's, every thread but the workers.
+    local body = { reason = reason, threadId = threadId, allThreadsStopped = host.stopsAll() }
     if reason == "breakpoint" then
         local id, condition, hitCondition, logMessage = host.breakpoint(detail, line)
         if id == nil then return end

@@ -26,7 +26,7 @@ final class DebugBreakpoints: @unchecked Sendable {
     }
 
     /// `setBreakpoints`: replaces the file's breakpoints; the response body.
-    func setLines(_ arguments: JSONValue, in client: OpaquePointer) -> JSONValue {
+    func setLines(_ arguments: JSONValue, in clients: [OpaquePointer]) -> JSONValue {
         guard let path = arguments["source"]?["path"]?.string else {
             return .object([("breakpoints", .array([]))])
         }
@@ -48,12 +48,14 @@ final class DebugBreakpoints: @unchecked Sendable {
             lines[normal] = byLine
         }
         let sorted = byLine.keys.sorted().map { Int32(clamping: $0) }
-        sorted.withUnsafeBufferPointer { bk_debugger_set_lines(client, normal, $0.baseAddress, Int32($0.count)) }
+        sorted.withUnsafeBufferPointer { lines in
+            for client in clients { bk_debugger_set_lines(client, normal, lines.baseAddress, Int32(lines.count)) }
+        }
         return .object([("breakpoints", .array(answers))])
     }
 
     /// `setFunctionBreakpoints`: replaces them all; the response body.
-    func setFunctions(_ arguments: JSONValue, in client: OpaquePointer) -> JSONValue {
+    func setFunctions(_ arguments: JSONValue, in clients: [OpaquePointer]) -> JSONValue {
         var answers: [JSONValue] = []
         var names: [UInt8] = []
         var count: Int32 = 0
@@ -73,7 +75,9 @@ final class DebugBreakpoints: @unchecked Sendable {
             }
         }
         names.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { bk_debugger_set_functions(client, $0.baseAddress, count) }
+            buffer.withMemoryRebound(to: CChar.self) { names in
+                for client in clients { bk_debugger_set_functions(client, names.baseAddress, count) }
+            }
         }
         return .object([("breakpoints", .array(answers))])
     }

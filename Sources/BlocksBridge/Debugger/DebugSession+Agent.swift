@@ -4,16 +4,38 @@ import CLuaShim
 /// the hook, and never raise.
 extension DebugSession {
     /// Loads the agent into the state and attaches the hook client (on the state's thread).
+    /// Its workers and pool states join the session (`debugLink`).
     package func attach(to stack: LuaStack, stopOnEntry: Bool) throws(LuaError) {
         try stack.attachDebugger(hookClient, agent: PackageResources.DebugAgent_lua, stopOnEntry: stopOnEntry) { stack in
-            pushHostNatives(on: stack)
+            pushHostNatives(on: stack, slot: 0, worker: nil)
         }
+        stack.state.debugLink.session = self
     }
 
-    private func pushHostNatives(on stack: LuaStack) {
-        stack.pushNewTable(recordCount: 10)
+    /// The agent's `host` table. `slot`: which stop is the agent's (its frame and variables ids
+    /// start at slot * idsPerSlot); `worker`: a worker state's thread, which every stop there is.
+    func pushHostNatives(on stack: LuaStack, slot: Int, worker: (thread: Int, name: String)?) {
+        stack.pushNewTable(recordCount: 14)
+        stack.push(slot * DebugSession.idsPerSlot)
+        stack.rawSet(-2, field: "idBase")
+        if let worker {
+            stack.push(worker.thread)
+            stack.rawSet(-2, field: "workerThread")
+            stack.push(worker.name)
+            stack.rawSet(-2, field: "workerName")
+        }
+        stack.push(function: "newThread") { [self] stack in
+            stack.push(newThreadID())
+            return 1
+        }
+        stack.rawSet(-2, field: "newThread")
+        stack.push(function: "stopsAll") { [self] stack in
+            stack.push(worker == nil && mainStopStopsAll)
+            return 1
+        }
+        stack.rawSet(-2, field: "stopsAll")
         stack.push(function: "next") { [self] stack in
-            guard let request = nextStoppedRequest() else { return 0 }
+            guard let request = nextStoppedRequest(slot: slot) else { return 0 }
             stack.push(request.seq)
             stack.push(request.command)
             DebugSession.push(request.arguments, on: stack, depth: 0)
@@ -29,12 +51,12 @@ extension DebugSession {
         }
         stack.rawSet(-2, field: "respond")
         stack.push(function: "stopped") { [self] stack in
-            markStopped(body: stack.toString(1) ?? "{}", thread: Int(stack.toInteger(2) ?? 1), name: stack.toString(3) ?? "main")
+            markStopped(body: stack.toString(1) ?? "{}", slot: slot, thread: Int(stack.toInteger(2) ?? 1), name: stack.toString(3) ?? "main")
             return 0
         }
         stack.rawSet(-2, field: "stopped")
         stack.push(function: "resumed") { [self] _ in
-            markResumed()
+            markResumed(slot: slot)
             return 0
         }
         stack.rawSet(-2, field: "resumed")

@@ -25,25 +25,39 @@ package final class DebugSession: @unchecked Sendable {
     /// The hook client (breakpoints, steps, pause); owned here.
     package let hookClient: OpaquePointer
 
-    private let lock = ConditionLock()
+    let lock = ConditionLock()
     private var transport: DebugTransport?
     private var sequence = 0
     private var launch: Launch?
     private var configured = false
     private var connectionEnded = false
-    private var stopped = false
-    private var stoppedRequests: [(seq: Int, command: String, arguments: JSONValue)] = []
+    /// The stopped threads, by agent slot (0: the state the session attached to; a worker state's
+    /// slot otherwise): each state has at most one, and each blocks in its own `host.next()`.
+    private var stops: [Int: Stop] = [:]
     private var releaseStoppedThread = false
     private var ended = false
-    private var stoppedThread: (id: Int, name: String)?
-    /// DAP thread ids: 1 is the main code; the others are handed out here, for every state the
-    /// session debugs (a worker state's agent asks the same session), so they never clash.
-    private var lastThreadId = 1
-    /// The threads `threads` lists besides the main code (live tasks; worker states), by id.
+    /// The worker states the debugger is attached to, by slot (DebugSession+Workers.swift).
+    var workers: [Int: DebugWorker] = [:]
+    /// DAP thread ids: 1 is the main code; every other thread (a task, a coroutine that stopped, a
+    /// worker state) takes the next one, for every state the session debugs, so they never clash.
+    private var nextThreadID = 2
+    /// The threads `threads` lists besides the main code and the worker states (live tasks), by id.
     private var liveThreads: [Int: String] = [:]
+    /// stopDebugServer ran: no worker state joins any more.
+    var closedToWorkers = false
+    /// Taken around every change of the hook clients' breakpoints and of the worker list, so a
+    /// worker joining gets every breakpoint set meanwhile, and no client is used after it left.
+    let clientsLock = PlainLock()
     /// scriptEnded was called.
     package var hasEnded: Bool { lock.withLock { ended } }
     private let breakpoints = DebugBreakpoints()
+
+    typealias Request = (seq: Int, command: String, arguments: JSONValue)
+    private struct Stop {
+        var thread: Int
+        var name: String
+        var requests: [Request] = []
+    }
 
     /// Called (on the reader thread) for `terminate`, and for `disconnect` in launch mode, after the
     /// response went out: bklua ends the process; a host interrupts the script.
@@ -98,7 +112,7 @@ package final class DebugSession: @unchecked Sendable {
         }
         closing.close()
         guard current else { return }
-        bk_debugger_release_script(hookClient)
+        releaseScript()
         onConnectionEnded()
     }
 
@@ -230,27 +244,36 @@ package final class DebugSession: @unchecked Sendable {
             }
             respond(seq, command)
         case "setBreakpoints":
-            respond(seq, command, body: breakpoints.setLines(arguments, in: hookClient))
+            respond(seq, command, body: clientsLock.withLock { breakpoints.setLines(arguments, in: hookClients()) })
         case "setFunctionBreakpoints":
-            respond(seq, command, body: breakpoints.setFunctions(arguments, in: hookClient))
+            respond(seq, command, body: clientsLock.withLock { breakpoints.setFunctions(arguments, in: hookClients()) })
         case "setExceptionBreakpoints":
             var filters: Int32 = 0
             for filter in arguments["filters"]?.array ?? [] {
                 if filter.string == "uncaught" { filters |= BK_DEBUG_UNCAUGHT }
                 if filter.string == "all" { filters |= BK_DEBUG_ALL }
             }
-            bk_debugger_set_exceptions(hookClient, filters)
+            clientsLock.withLock {
+                for client in hookClients() { bk_debugger_set_exceptions(client, filters) }
+            }
             respond(seq, command, body: .object([("breakpoints", .array([]))]))
         case "threads":
-            let (live, stoppedOne) = lock.withLock { (liveThreads, stoppedThread) }
-            var listed = live.sorted { $0.key < $1.key }.map { (id: $0.key, name: $0.value) }
-            if let stoppedOne, live[stoppedOne.id] == nil { listed.append(stoppedOne) }  // a plain coroutine
-            let threads: [JSONValue] = [.object([("id", .number(1)), ("name", .string("main"))])] + listed.map {
-                .object([("id", .number(Double($0.id))), ("name", .string($0.name))])
+            var threads: [(id: Int, name: String)] = [(1, "main")]
+            lock.withLock {
+                // A plain coroutine of the main state is listed while it is stopped.
+                if let main = stops[0], main.thread != 1, liveThreads[main.thread] == nil {
+                    threads.append((main.thread, main.name))
+                }
+                threads += liveThreads.sorted { $0.key < $1.key }.map { (id: $0.key, name: $0.value) }
+                for slot in workers.keys.sorted() {
+                    if let worker = workers[slot] { threads.append((worker.thread, worker.name)) }
+                }
             }
-            respond(seq, command, body: .object([("threads", .array(threads))]))
+            respond(seq, command, body: .object([("threads", .array(threads.map { thread in
+                .object([("id", .number(Double(thread.id))), ("name", .string(thread.name))])
+            }))]))
         case "pause":
-            if !lock.withLock({ stopped }) { bk_debugger_pause(hookClient) }
+            pause(thread: arguments["threadId"]?.int)
             respond(seq, command)
         case "disconnect", "terminate":
             let terminates = command == "terminate" || (mode == .launch && arguments["terminateDebuggee"]?.bool != false)
@@ -263,14 +286,15 @@ package final class DebugSession: @unchecked Sendable {
             if let current { connectionClosed(current) }
         default:
             let handedOver = lock.withLock { () -> Bool in
-                guard stopped else { return false }
-                stoppedRequests.append((seq, command, arguments))
+                guard let slot = stopSlot(for: arguments) else { return false }
+                stops[slot]?.requests.append((seq, command, arguments))
                 lock.broadcast()
                 return true
             }
             if !handedOver {
                 if ["continue", "next", "stepIn", "stepOut"].contains(command) {
-                    respond(seq, command, body: command == "continue" ? .object([("allThreadsContinued", .bool(true))]) : nil)
+                    let all = lock.withLock { workers.isEmpty }
+                    respond(seq, command, body: command == "continue" ? .object([("allThreadsContinued", .bool(all))]) : nil)
                 } else if DebugSession.whileStopped.contains(command) {
                     fail(seq, command, "the script is running: pause it first")
                 } else {
@@ -301,30 +325,86 @@ package final class DebugSession: @unchecked Sendable {
         ])),
     ])
 
+    // MARK: Threads
+
+    /// The stop a request is for (under `lock`): by its thread, else by the slot its frame or
+    /// variables reference encodes (`DebugSession.idsPerSlot`), else the main state's stop, else
+    /// any. Nil when that thread runs.
+    private func stopSlot(for arguments: JSONValue) -> Int? {
+        if let thread = arguments["threadId"]?.int {
+            if let slot = stops.first(where: { $0.value.thread == thread })?.key { return slot }
+            if workers.values.contains(where: { $0.thread == thread }) { return nil }
+            return stops[0] != nil ? 0 : nil  // the main state's (a client may name any of its threads)
+        }
+        for key in ["frameId", "variablesReference"] {
+            if let id = arguments[key]?.int {
+                let slot = id / DebugSession.idsPerSlot
+                return stops[slot] != nil ? slot : nil
+            }
+        }
+        if stops[0] != nil { return 0 }
+        return stops.keys.min()
+    }
+
+    /// Frame ids and variables references of the agent in slot k lie in [k, k + 1) * idsPerSlot.
+    static let idsPerSlot = 1 << 20
+
+    /// A new DAP thread id (coroutines that stop, worker states).
+    func newThreadID() -> Int {
+        lock.withLock {
+            defer { nextThreadID += 1 }
+            return nextThreadID
+        }
+    }
+
+    /// `pause`: the worker state the thread names, else the main state (any of its threads).
+    private func pause(thread: Int?) {
+        clientsLock.withLock {
+            let client: OpaquePointer? = lock.withLock {
+                if let thread, let (slot, worker) = workers.first(where: { $0.value.thread == thread }) {
+                    return stops[slot] == nil ? worker.client : nil
+                }
+                return stops[0] == nil ? hookClient : nil
+            }
+            if let client { bk_debugger_pause(client) }
+        }
+    }
+
+    /// Every hook client: the main state's and the worker states' (under `clientsLock`).
+    private func hookClients() -> [OpaquePointer] {
+        [hookClient] + lock.withLock { workers.keys.sorted().compactMap { workers[$0]?.client } }
+    }
+
+    /// The client left: every state's breakpoints, filters and steps are cleared; they run on.
+    package func releaseScript() {
+        clientsLock.withLock {
+            for client in hookClients() { bk_debugger_release_script(client) }
+        }
+    }
+
+    /// Whether a stop in the main state stops every thread (no worker state runs meanwhile).
+    var mainStopStopsAll: Bool { lock.withLock { workers.isEmpty } }
+
     // MARK: The agent's side (the stopped Lua thread)
 
     /// The next request for the stopped thread; nil when it must go on running (the client left).
-    func nextStoppedRequest() -> (seq: Int, command: String, arguments: JSONValue)? {
+    func nextStoppedRequest(slot: Int) -> Request? {
         lock.withLock {
-            while stoppedRequests.isEmpty && !releaseStoppedThread { lock.wait() }
-            if stoppedRequests.isEmpty { return nil }
-            return stoppedRequests.removeFirst()
+            while (stops[slot]?.requests.isEmpty ?? true) && !releaseStoppedThread { lock.wait() }
+            guard let request = stops[slot]?.requests.first else { return nil }
+            stops[slot]?.requests.removeFirst()
+            return request
         }
     }
 
-    func markStopped(body: String, thread: Int, name: String) {
-        lock.withLock {
-            stopped = true
-            stoppedThread = thread == 1 ? nil : (thread, name)
-        }
+    func markStopped(body: String, slot: Int, thread: Int, name: String) {
+        lock.withLock { stops[slot] = Stop(thread: thread, name: name) }
         event("stopped", .raw(body))
     }
 
-    func markResumed() {
-        let late = lock.withLock { () -> [(seq: Int, command: String, arguments: JSONValue)] in
-            stopped = false
-            defer { stoppedRequests.removeAll() }
-            return stoppedRequests
+    func markResumed(slot: Int) {
+        let late = lock.withLock { () -> [Request] in
+            stops.removeValue(forKey: slot)?.requests ?? []
         }
         // Requests that arrived as the thread resumed: answered as while running.
         for request in late { fail(request.seq, request.command, "the script is running: pause it first") }
@@ -334,9 +414,9 @@ package final class DebugSession: @unchecked Sendable {
     /// `threads` until `threadExited` (a plain coroutine that stops is shown only while stopped).
     func threadStarted(name: String, listed: Bool) -> Int {
         let id = lock.withLock { () -> Int in
-            lastThreadId += 1
-            if listed { liveThreads[lastThreadId] = name }
-            return lastThreadId
+            defer { nextThreadID += 1 }
+            if listed { liveThreads[nextThreadID] = name }
+            return nextThreadID
         }
         event("thread", .object([("reason", .string("started")), ("threadId", .number(Double(id)))]))
         return id

@@ -51,10 +51,12 @@ extension LuaState {
         }
         listener?.close()
         guard let session else { return }
+        session.closeToWorkers()
         session.closeConnection()
-        bk_debugger_release_script(session.hookClient)
+        session.releaseScript()
         try? withHostCall(startingBudget: false) { (stack: LuaStack) throws(LuaError) in
             stack.detachDebugger(session.hookClient)
+            stack.state.debugLink.session = nil
         }
     }
 }

@@ -17,7 +17,9 @@ extension LuaState {
     public func runOnWorker<each A: LuaConvertible, R: LuaConvertible>(
         _ function: LuaRef, _ arguments: repeat each A, as type: R.Type
     ) throws(LuaError) -> R {
+        var debugger: DebugSession?  // the pool state joins this state's debugger, if any
         let worker: LuaState = try withHostCall { (s: LuaStack) throws(LuaError) -> LuaState in
+            debugger = debuggerForWorkers
             function.push(on: s)
             guard let worker = try workerPool.take(1, settings: WorkerSettings(s)).first else {
                 throw LuaError(kind: .runtime, message: "no worker state")
@@ -33,7 +35,10 @@ extension LuaState {
             return worker
         }
         defer { lock.withLock { workerPool.giveBack([worker]) } }
+        let joining = debugger
         return try worker.withHostCall { (s: LuaStack) throws(LuaError) -> R in
+            let debugged = joining?.attachWorker(s, label: "worker pool")
+            defer { debugged?.detach(on: s) }
             // The function is at the bottom of the pool state's stack; run it above.
             let function = s.top
             s.pushCopy(of: function)

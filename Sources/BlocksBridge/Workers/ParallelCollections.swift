@@ -128,6 +128,7 @@ enum ParallelCollections {
         }
         defer { pool.giveBack(states) }
         let session = stack.state.profileSession  // the pool states join a run sampling the caller
+        let debugger = stack.state.debuggerForWorkers  // and the caller's debugger
         for state in states {
             let copied: Bool = state.lock.withLock {
                 state.stack.top = 0
@@ -178,6 +179,8 @@ enum ParallelCollections {
                 state.lock.withLock {
                     let profiled = session?.attach(state.stack, label: "worker pool")
                     defer { profiled?.detach(on: state.stack) }
+                    let debugged = debugger?.attachWorker(state.stack, label: "worker pool")
+                    defer { debugged?.detach(on: state.stack) }
                     state.resetLimits()
                     walk(state.stack, dictionary: dictionary, mapping: mapping)
                 }

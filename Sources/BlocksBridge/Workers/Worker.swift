@@ -25,6 +25,8 @@ public final class Worker: LuaBridged, @unchecked Sendable {
     let parentLoop: EventLoop
     /// The profiling run sampling the parent when the worker started (set before its thread starts).
     var profileSession: ProfileSession?
+    /// The debugging session of the parent when the worker started (set before its thread starts).
+    var debugSession: DebugSession?
 
     init(state: LuaState, parentLoop: EventLoop) {
         self.state = state
@@ -120,6 +122,8 @@ public final class Worker: LuaBridged, @unchecked Sendable {
                 let stack = state.stack
                 let profiled = profileSession?.attach(stack, label: "worker")
                 defer { profiled?.detach(on: stack) }
+                let debugged = debugSession?.attachWorker(stack, label: "worker")
+                defer { debugged?.detach(on: stack) }
                 state.resetLimits()
                 let arguments = stack.top - 1
                 _ = stack.pushMessageHandler()

@@ -33,6 +33,7 @@ extension BKLibrary {
             let worker = Worker(state: state, parentLoop: stack.eventLoop)
             stack.push(newObject: worker)
             worker.profileSession = stack.state.profileSession
+            worker.debugSession = stack.state.debuggerForWorkers
             worker.start()
             return 1
         },

@@ -25,6 +25,8 @@ void bk_debugger_set_lines(bk_debugger *d, const char *path, const int *lines, i
 void bk_debugger_set_functions(bk_debugger *d, const char *names, int count);
 void bk_debugger_set_exceptions(bk_debugger *d, int filters);
 int bk_debugger_exceptions(bk_debugger *d);
+/// Sets in `dst` the breakpoints and exception filters of `src` (a worker state's client joining).
+void bk_debugger_copy_breakpoints(bk_debugger *dst, bk_debugger *src);
 /// Asks the running script to stop at its next instruction (count events, so an endless loop too).
 void bk_debugger_pause(bk_debugger *d);
 /// Clears breakpoints, exception filters and steps (the client left): the script runs on.
