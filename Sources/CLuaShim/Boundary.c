@@ -373,6 +373,11 @@ static bk_lua_entry bk_enter_lua(lua_State *L) {
 static void bk_leave_lua(bk_lua_entry entry) {
     bk_frame_count = entry.frames;
     if (entry.rt != NULL) {
+        // A Lua sample still untaken when a protected call made inside an exported function ends
+        // was CPU time spent in C below it (bk.isTransferable's walk): that function's.
+        if (__builtin_expect(entry.rt->profiling.target != NULL, 0) && entry.swift != NULL &&
+            entry.running != NULL && bk_runtime_of(entry.running) == entry.rt)
+            bk_profiler_call_returned(entry.running, &entry.rt->profiling);
         entry.rt->swift_depth = entry.saved_swift;
         entry.rt->reserve_spent = entry.saved_spent;
         entry.rt->pcall_depth--;

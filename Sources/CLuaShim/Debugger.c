@@ -51,7 +51,7 @@ struct bk_debugger {
     int attached_mask;
     unsigned seen_gen;
     int in_agent;
-    int step_mode;
+    int step_mode;      // atomic (relaxed): the transport's thread ends a pending step (release)
     lua_State *step_L;  // NULL with BK_STEP_IN: the first line of any thread (entry)
     int step_depth;
     int stop_depth;
@@ -200,7 +200,8 @@ void bk_debugger_release_script(bk_debugger *d) {
     d->gen++;
     pthread_mutex_unlock(&d->lock);
     __atomic_store_n(&d->exceptions, 0, __ATOMIC_RELAXED);
-    d->step_mode = BK_STEP_NONE;  // read by the Lua thread's next event: a step left pending ends
+    // Read by the Lua thread's next event: a step left pending ends.
+    __atomic_store_n(&d->step_mode, BK_STEP_NONE, __ATOMIC_RELAXED);
 }
 
 // A worker state's client starts with the session's breakpoints: `src`'s, copied under its lock,
@@ -421,17 +422,18 @@ static void bk_dbg_refresh(lua_State *L, bk_debugger *d) {
 
 static void bk_dbg_on_line(lua_State *L, lua_Debug *ar, bk_debugger *d) {
     if (!lua_getinfo(L, "Sl", ar)) return;
-    int stepping = d->step_mode != BK_STEP_NONE && (d->step_L == L || d->step_L == NULL);
+    int step_mode = __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED);
+    int stepping = step_mode != BK_STEP_NONE && (d->step_L == L || d->step_L == NULL);
     if (stepping && !bk_dbg_hidden(ar->source)) {
-        int stop = d->step_mode == BK_STEP_IN;
+        int stop = step_mode == BK_STEP_IN;
         if (!stop) {
             int depth = bk_dbg_depth(L);
-            stop = d->step_mode == BK_STEP_OVER ? depth <= d->step_depth : depth < d->step_depth;
+            stop = step_mode == BK_STEP_OVER ? depth <= d->step_depth : depth < d->step_depth;
         }
         if (stop) {
             const char *reason = d->entry ? "entry" : "step";
             d->entry = 0;
-            d->step_mode = BK_STEP_NONE;
+            __atomic_store_n(&d->step_mode, BK_STEP_NONE, __ATOMIC_RELAXED);
             d->step_L = NULL;
             bk_dbg_call_agent(L, d, reason, NULL, ar->currentline);
             return;
@@ -538,7 +540,7 @@ void bk_debugger_attach(lua_State *L, bk_debugger *d, int stopOnEntry) {
     bk_dbg_wrap_protected_calls(L, d);
     if (stopOnEntry) {
         d->entry = 1;
-        d->step_mode = BK_STEP_IN;
+        __atomic_store_n(&d->step_mode, BK_STEP_IN, __ATOMIC_RELAXED);
         d->step_L = NULL;
     }
     bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
@@ -571,7 +573,7 @@ static int bk_dbg_native_step(lua_State *L) {
     bk_debugger *d = bk_dbg_self(L);
     lua_Integer mode = luaL_checkinteger(L, 1);
     if (mode < BK_STEP_NONE || mode > BK_STEP_OUT) return luaL_argerror(L, 1, "bad step mode");
-    d->step_mode = (int)mode;
+    __atomic_store_n(&d->step_mode, (int)mode, __ATOMIC_RELAXED);
     d->step_L = mode == BK_STEP_NONE ? NULL : L;
     d->step_depth = d->stop_depth;
     d->entry = 0;

@@ -147,6 +147,13 @@ void bk_profiler_swift_returned(lua_State *L, bk_runtime_profiling *profiling, c
     if (due > 0 && t != NULL) bk_take_sample(t, L, due);
 }
 
+void bk_profiler_call_returned(lua_State *caller, bk_runtime_profiling *profiling) {
+    bk_profile_target *t = profiling->target;
+    if (t == NULL) return;
+    long long due = __atomic_exchange_n(&t->lua_due, 0, __ATOMIC_RELAXED);
+    if (due > 0) bk_take_sample(t, caller, due);
+}
+
 bk_profile_target *bk_profiler_attach(bk_profiler *p, lua_State *L, const char *label) {
     bk_runtime *rt = bk_runtime_of(L);
     if (p == NULL || rt == NULL || rt->profiling.target != NULL) return NULL;

@@ -53,6 +53,11 @@ void bk_profiler_detach(lua_State *L, bk_profile_target *target);
 /// on L's stack): takes the samples due in it.
 void bk_profiler_swift_returned(lua_State *L, bk_runtime_profiling *profiling, const void *function);
 
+/// Called when a protected call made inside an exported Swift function ends, `caller` being the
+/// thread that called that function (its frame on top): a Lua sample asked for meanwhile and still
+/// untaken (no Lua instruction ran since) was spent in C below the function, and is taken as its.
+void bk_profiler_call_returned(lua_State *caller, bk_runtime_profiling *profiling);
+
 /// Appends the folded stack of `L` (root first) for `label` to `buffer`; returns its length, or 0
 /// when no Lua frame is on it. Runs inside a hook or a C function: reads only.
 size_t bk_profile_collect(lua_State *L, const char *label, char *buffer, size_t size);
