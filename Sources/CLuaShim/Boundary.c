@@ -400,6 +400,7 @@ int bk_resume(lua_State *co, lua_State *from, int nargs, int *nresults) {
     bk_lua_entry entry = bk_enter_lua(co);
     int status = lua_resume(co, from, nargs, nresults);
     bk_leave_lua(entry);
+    bk_hook_resumed(from);  // `from` goes on: the debugger looks at its running function again
     return status;
 }
 

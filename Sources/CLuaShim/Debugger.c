@@ -5,6 +5,7 @@
 // until it resumes, so the stopped Lua thread blocks inside this hook.
 #include "CLuaShim.h"
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@
 // Count events between two looks at `pause` (and an evaluation's deadline).
 #define BK_DEBUG_COUNT 1000
 #define BK_DEBUG_BUCKETS 256
+#define BK_DEBUG_FUNCTIONS 512  // slots of the per-function cache (a power of two)
+#define BK_DEBUG_THREADS 64     // slots of the per-thread return memo (a power of two)
 
 static const char bk_debugger_agent_key = 0;  // registry[&key] = the agent function
 static const char bk_debugger_self_key = 0;   // registry[&key] = the attached bk_debugger (light)
@@ -30,11 +33,33 @@ typedef struct bk_dbg_source {  // what a chunk's source name maps to (cached pe
     struct bk_dbg_source *next;
     unsigned hash;
     char *source;
+    size_t srclen;
     char *path;    // normalized, or NULL
     unsigned gen;  // the breakpoints' generation `lines` was copied at
     int *lines;
     int count;
 } bk_dbg_source;
+
+// Whether a function needs line events: a breakpoint lies on one of its own lines. Asked on every
+// call event, so it is cached per function (its source string's address as Lua holds it and its
+// line range; the source's bytes are compared too, as a string freed by the GC may leave its
+// address to another) and decided again when the breakpoints change (`gen`).
+typedef struct bk_dbg_function {
+    const char *source;  // lua_Debug.source: the chunk's source string inside Lua
+    int linedefined;
+    int lastlinedefined;
+    unsigned gen;  // the breakpoints' generation `lines` was decided at (~0: empty slot)
+    int lines;
+    bk_dbg_source *entry;
+} bk_dbg_function;
+
+// A thread's nearest frame below the running one that needs line events, by its CallInfo (which
+// stands for a depth of that thread's stack): while it is there, return events stay on so that
+// the return to it switches lines back on; without it, a return looks down the stack once.
+typedef struct bk_dbg_memo {
+    lua_State *L;
+    const void *frame;
+} bk_dbg_memo;
 
 struct bk_debugger {
     pthread_mutex_t lock;  // guards files, functions, sources, gen
@@ -57,6 +82,8 @@ struct bk_debugger {
     int stop_depth;
     int entry;
     double eval_deadline;
+    bk_dbg_function functions_seen[BK_DEBUG_FUNCTIONS];
+    bk_dbg_memo memos[BK_DEBUG_THREADS];
 };
 
 static double bk_dbg_now(void) {
@@ -89,6 +116,7 @@ bk_debugger *bk_debugger_create(void) {
     bk_debugger *d = calloc(1, sizeof *d);
     if (d == NULL) return NULL;
     pthread_mutex_init(&d->lock, NULL);
+    for (int i = 0; i < BK_DEBUG_FUNCTIONS; i++) d->functions_seen[i].gen = ~0u;
     return d;
 }
 
@@ -256,6 +284,11 @@ static bk_dbg_source *bk_dbg_source_of(bk_debugger *d, const char *source) {
         if (s == NULL) return &not_a_file;
         s->hash = hash;
         s->source = strdup(source);
+        if (s->source == NULL) {
+            free(s);
+            return &not_a_file;
+        }
+        s->srclen = strlen(source);
         s->path = bk_debugger_normalize_path(source + 1);
         s->gen = ~0u;
         pthread_mutex_lock(&d->lock);
@@ -292,6 +325,63 @@ static int bk_dbg_has_lines(const bk_dbg_source *s, int first, int last) {
         if (s->lines[mid] < first) lo = mid + 1; else hi = mid;
     }
     return lo < s->count && s->lines[lo] <= last;
+}
+
+// Whether the function of `ar` (its "S" filled in) has a breakpoint on one of its own lines: within
+// its range, and among its active lines (a main chunk's are not those of the functions it defines).
+static int bk_dbg_decide_lines(lua_State *L, lua_Debug *ar, const bk_dbg_source *s) {
+    if (!bk_dbg_has_lines(s, ar->linedefined, ar->lastlinedefined)) return 0;
+    if (!lua_checkstack(L, 2)) return 1;
+    lua_Debug active = *ar;  // the same frame (i_ci); "L" pushes its active lines, or nil for C
+    if (!lua_getinfo(L, "L", &active)) return 1;
+    if (!lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        return 1;
+    }
+    int found = 0;
+    for (int i = 0; i < s->count && !found; i++) {
+        if (ar->linedefined > 0 && (s->lines[i] < ar->linedefined || s->lines[i] > ar->lastlinedefined)) continue;
+        found = lua_rawgeti(L, -1, s->lines[i]) != LUA_TNIL;
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return found;
+}
+
+// Whether the function of `ar` (its "S" filled in) needs line events; on the call path, so the
+// answer is cached per function and kept until the breakpoints change. `entry`, when given, gets
+// the source's entry (its lines up to date) when the answer is yes.
+static int bk_dbg_needs_lines(lua_State *L, lua_Debug *ar, bk_debugger *d, bk_dbg_source **entry) {
+    if (ar->source == NULL || ar->source[0] != '@') return 0;  // text chunks, C functions: no files
+    unsigned gen = __atomic_load_n(&d->gen, __ATOMIC_RELAXED);
+    uintptr_t key = (uintptr_t)ar->source ^ ((uintptr_t)(unsigned)ar->linedefined * 2654435761u);
+    bk_dbg_function *f = &d->functions_seen[(key >> 4) & (BK_DEBUG_FUNCTIONS - 1)];
+    if (f->gen == gen && f->source == ar->source && f->linedefined == ar->linedefined &&
+        f->lastlinedefined == ar->lastlinedefined && f->entry->srclen == ar->srclen &&
+        memcmp(f->entry->source, ar->source, ar->srclen) == 0) {
+        if (entry != NULL) *entry = f->entry;
+        return f->lines;
+    }
+    bk_dbg_source *s = bk_dbg_source_of(d, ar->source);
+    int lines = bk_dbg_decide_lines(L, ar, s);
+    if (s->source != NULL) {  // a file's entry (not the shared one of chunks without a file)
+        *f = (bk_dbg_function){ ar->source, ar->linedefined, ar->lastlinedefined, s->gen, lines, s };
+    }
+    if (entry != NULL) *entry = s;
+    return lines;
+}
+
+static int bk_dbg_stepping(const bk_debugger *d, lua_State *L) {
+    return __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) != BK_STEP_NONE && (d->step_L == L || d->step_L == NULL);
+}
+
+// L's line and return events: set only when they change (each change is a lua_sethook).
+static void bk_dbg_set_extra(lua_State *L, int extra) {
+    if ((lua_gethookmask(L) & (LUA_MASKLINE | LUA_MASKRET)) != extra) bk_hook_thread_extra(L, extra);
+}
+
+static bk_dbg_memo *bk_dbg_memo_of(bk_debugger *d, lua_State *L) {
+    return &d->memos[((uintptr_t)L >> 6) & (BK_DEBUG_THREADS - 1)];
 }
 
 // Levels on L's stack (O(log n) probes of lua_getstack).
@@ -439,27 +529,29 @@ static void bk_dbg_on_line(lua_State *L, lua_Debug *ar, bk_debugger *d) {
             return;
         }
     }
-    bk_dbg_source *s = bk_dbg_source_of(d, ar->source);
-    if (s->count > 0) {
-        int lo = 0, hi = s->count;
-        while (lo < hi) {
-            int mid = (lo + hi) / 2;
-            if (s->lines[mid] < ar->currentline) lo = mid + 1; else hi = mid;
-        }
-        if (lo < s->count && s->lines[lo] == ar->currentline) {
-            bk_dbg_call_agent(L, d, "breakpoint", s->path, ar->currentline);
-            return;
-        }
+    bk_dbg_source *s = NULL;
+    if (!bk_dbg_needs_lines(L, ar, d, &s)) {
+        if (!stepping) bk_dbg_set_extra(L, LUA_MASKRET);  // lines off here; the return decides again
+        return;
     }
-    if (!stepping && !bk_dbg_has_lines(s, ar->linedefined, ar->lastlinedefined))
-        bk_hook_thread_extra(L, LUA_MASKRET);  // lines off here; the return to a caller decides again
+    int lo = 0, hi = s->count;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (s->lines[mid] < ar->currentline) lo = mid + 1; else hi = mid;
+    }
+    if (lo < s->count && s->lines[lo] == ar->currentline)
+        bk_dbg_call_agent(L, d, "breakpoint", s->path, ar->currentline);
 }
 
+// A call: line events on in a function that needs them, off in one that does not (return events
+// then stay on, so that the return to a caller that needs them switches them back on).
 static void bk_dbg_on_call(lua_State *L, lua_Debug *ar, bk_debugger *d) {
     if (!lua_getinfo(L, "S", ar)) return;
-    bk_dbg_source *s = bk_dbg_source_of(d, ar->source);
-    if (bk_dbg_has_lines(s, ar->linedefined, ar->lastlinedefined))
-        bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
+    if (bk_dbg_needs_lines(L, ar, d, NULL)) {
+        bk_dbg_set_extra(L, LUA_MASKLINE | LUA_MASKRET);
+    } else if ((lua_gethookmask(L) & LUA_MASKLINE) && !bk_dbg_stepping(d, L)) {
+        bk_dbg_set_extra(L, LUA_MASKRET);
+    }
     if (__atomic_load_n(&d->function_count, __ATOMIC_RELAXED) == 0 || bk_dbg_hidden(ar->source)) return;
     if (!lua_getinfo(L, "n", ar) || ar->name == NULL) return;
     char name[256];
@@ -481,12 +573,26 @@ static void bk_dbg_on_call(lua_State *L, lua_Debug *ar, bk_debugger *d) {
     if (found) bk_dbg_call_agent(L, d, "function", name, ar->linedefined);
 }
 
-static void bk_dbg_on_return(lua_State *L, bk_debugger *d) {
-    lua_Debug caller;
-    if (!lua_getstack(L, 1, &caller) || !lua_getinfo(L, "S", &caller)) return;
-    bk_dbg_source *s = bk_dbg_source_of(d, caller.source);
-    if (bk_dbg_has_lines(s, caller.linedefined, caller.lastlinedefined))
-        bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
+// A return (`ar`: the returning function, level 0): the caller's line events as it needs them;
+// return events stay on only while some frame below needs its lines back.
+static void bk_dbg_on_return(lua_State *L, lua_Debug *ar, bk_debugger *d) {
+    bk_dbg_memo *memo = bk_dbg_memo_of(d, L);
+    if (memo->L == L && memo->frame == (const void *)ar->i_ci) memo->L = NULL;  // that frame leaves
+    lua_Debug frame;
+    if (lua_getstack(L, 1, &frame) && lua_getinfo(L, "S", &frame) && bk_dbg_needs_lines(L, &frame, d, NULL)) {
+        bk_dbg_set_extra(L, LUA_MASKLINE | LUA_MASKRET);
+        return;
+    }
+    if (bk_dbg_stepping(d, L)) return;  // the line handler decides while stepping
+    int below = memo->L == L;
+    for (int level = 2; !below && lua_getstack(L, level, &frame); level++) {
+        if (lua_getinfo(L, "S", &frame) && bk_dbg_needs_lines(L, &frame, d, NULL)) {
+            memo->L = L;
+            memo->frame = frame.i_ci;
+            below = 1;
+        }
+    }
+    bk_dbg_set_extra(L, below ? LUA_MASKRET : 0);
 }
 
 static void bk_dbg_hook(lua_State *L, lua_Debug *ar, void *context) {
@@ -519,7 +625,7 @@ static void bk_dbg_hook(lua_State *L, lua_Debug *ar, void *context) {
         bk_dbg_on_call(L, ar, d);
         break;
     case LUA_HOOKRET:
-        bk_dbg_on_return(L, d);
+        bk_dbg_on_return(L, ar, d);
         break;
     case LUA_HOOKLINE:
         bk_dbg_on_line(L, ar, d);

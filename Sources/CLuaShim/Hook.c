@@ -189,7 +189,10 @@ static void bk_hub(lua_State *L, lua_Debug *ar) {
         rt->swift_depth = saved_depth;
     }
     if (rt->script_hooks) bk_call_script_hook(L, rt, ar, event_mask);
-    bk_hub_apply(L, rt, -1);
+    // A count event puts the count back; the script's hook may have changed its own. Call, return
+    // and line events (the debugger's, on the hot path) change nothing a client did not apply
+    // itself (bk_hook_thread_extra, bk_hook_attach), and a poke meanwhile set its own count.
+    if (ar->event == LUA_HOOKCOUNT || rt->script_hooks) bk_hub_apply(L, rt, -1);
 }
 
 // MARK: - Clients
@@ -218,13 +221,32 @@ void bk_hook_refresh(lua_State *L) {
     if (rt != NULL) bk_hub_apply(L, rt, -1);
 }
 
+// Whether the debugger follows calls (it has breakpoints): then a thread that goes on running
+// after others ran (a coroutine resumed, the thread that resumed it) gets line and return events
+// until the debugger has looked at its running function, which may have got breakpoints meanwhile
+// (the debugger keeps them only where they are needed, and only the running thread hears of new
+// breakpoints).
+static int bk_debugger_follows(const bk_runtime *rt) {
+    const bk_hook_client *debugger = &rt->hook_clients[BK_HOOK_DEBUGGER];
+    return debugger->fn != NULL && (debugger->mask & LUA_MASKCALL);
+}
+
 // A coroutine about to run: it gets the hub when the state wants one (a coroutine created before a
 // client attached has none) and drops a stale one.
 static void bk_hub_prepare(lua_State *co, bk_runtime *rt) {
     if (lua_status(co) != LUA_OK && lua_status(co) != LUA_YIELD) return;  // dead: resume says so
+    if (bk_debugger_follows(rt)) {
+        bk_hub_apply(co, rt, LUA_MASKLINE | LUA_MASKRET);
+        return;
+    }
     int wanted = bk_wants_limits(rt) || rt->script_hooks || __atomic_load_n(&rt->hook_poked, __ATOMIC_RELAXED);
     for (int slot = 0; slot < BK_HOOK_SLOTS && !wanted; slot++) wanted = rt->hook_clients[slot].fn != NULL;
     if (wanted || lua_gethook(co) == bk_hub) bk_hub_apply(co, rt, -1);
+}
+
+void bk_hook_resumed(lua_State *L) {
+    bk_runtime *rt = L != NULL ? bk_runtime_of(L) : NULL;
+    if (rt != NULL && bk_debugger_follows(rt)) bk_hub_apply(L, rt, LUA_MASKLINE | LUA_MASKRET);
 }
 
 void bk_hook_prepare(lua_State *co) {
@@ -434,6 +456,7 @@ static int bk_auxresume(lua_State *L, lua_State *co, int narg) {
     int status = lua_resume(co, L, narg, &nres);
     bk_running = previous;
     bk_running_rt = previous_rt;
+    bk_hook_resumed(L);
     if (status == LUA_OK || status == LUA_YIELD) {
         if (!lua_checkstack(L, nres + 1)) {
             lua_pop(co, nres);

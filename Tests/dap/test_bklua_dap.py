@@ -361,6 +361,49 @@ print(table.concat(log, ","))
         c.close()
 
 
+@case
+def breakpoints_set_while_running_hit_in_a_function_already_running_and_in_a_waiting_task():
+    path = script("late_breakpoints.lua", """local go, done, ticks = false, false, 0
+local task = bk.async(function()
+  while not done do
+    ticks = ticks + 1                 -- TASK
+    bk.sleep(0.001)
+  end
+end)
+local function spin()
+  local n = 0
+  while not go do
+    n = n + 1                         -- SPIN
+  end
+  return n
+end
+spin()
+bk.await(task)
+print("ticks", ticks > 0)
+""")
+    c = adapter()
+    try:
+        c.start(path)
+        time.sleep(0.3)  # spin() runs; the task waits in bk.sleep, its function on its stack
+        c.request("setBreakpoints", {"source": {"path": path},
+                                     "breakpoints": [{"line": line_of(path, "SPIN")}, {"line": line_of(path, "TASK")}]})
+        stop = c.stopped("breakpoint")
+        check(stop["threadId"] == 1 and c.frames()[0]["line"] == line_of(path, "SPIN"), "in spin(): %r" % stop)
+        c.evaluate("go = true")
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": [{"line": line_of(path, "TASK")}]})
+        c.request("continue", {"threadId": 1})
+        stop = c.stopped("breakpoint")
+        task = stop["threadId"]
+        check(task != 1 and c.frames(task)[0]["line"] == line_of(path, "TASK"), "in the task: %r" % stop)
+        c.evaluate("done = true", frame=c.frames(task)[0]["id"])
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        c.request("continue", {"threadId": task})
+        check(c.finish() == 0, "exit")
+        check("ticks\ttrue" in c.output.get("stdout", ""), "output: %r" % c.output)
+    finally:
+        c.close()
+
+
 EXCEPTIONS = """local ok, err = pcall(function()
   error("caught one")                  -- CAUGHT
 end)

@@ -8,6 +8,7 @@ local c, host = ...
 local debug = c.debug
 local getinfo, getlocal, setlocal = debug.getinfo, debug.getlocal, debug.setlocal
 local getupvalue, setupvalue, getmetatable = debug.getupvalue, debug.setupvalue, debug.getmetatable
+local upvaluejoin = debug.upvaluejoin
 local pcall, type, next, rawget, rawset, rawequal = pcall, type, next, rawget, rawset, rawequal
 local setmetatable, load, tostring, tonumber = setmetatable, load, tostring, tonumber
 local cocreate, coresume, costatus, coclose = coroutine.create, coroutine.resume, coroutine.status, coroutine.close
@@ -280,6 +281,22 @@ local function environmentOf(slots, func)
     return debug.getregistry()[2]  -- LUA_RIDX_GLOBALS
 end
 
+-- Compiled evaluations by their text (a condition runs at every hit of its breakpoint): the
+-- function, or false and the compiler's message. Each run gives the function its own _ENV.
+local compiledCache, compiledCount = {}, 0
+local function compiled(code, statementsAllowed)
+    local key = (statementsAllowed and "s" or "e") .. code
+    local entry = compiledCache[key]
+    if entry == nil then
+        local chunk, message = load("return " .. code, "=(evaluate)", "t", {})
+        if not chunk and statementsAllowed then chunk, message = load(code, "=(evaluate)", "t", {}) end
+        entry = chunk and { chunk } or { false, message }
+        if compiledCount >= 256 then compiledCache, compiledCount = {}, 0 end
+        compiledCache[key], compiledCount = entry, compiledCount + 1
+    end
+    return entry[1], entry[2]
+end
+
 -- Runs `code` (an expression, or statements when it is not one) in frame `frame`; returns ok and
 -- the results packed, or false and the error text. Locals and upvalues it assigns are written back.
 local function evaluateIn(frame, code, statementsAllowed)
@@ -303,9 +320,10 @@ local function evaluateIn(frame, code, statementsAllowed)
             end
         end,
     })
-    local chunk, message = load("return " .. code, "=(evaluate)", "t", env)
-    if not chunk and statementsAllowed then chunk, message = load(code, "=(evaluate)", "t", env) end
+    local chunk, message = compiled(code, statementsAllowed)
     if not chunk then return false, message end
+    -- Its _ENV (this frame's names) in a fresh upvalue: functions an earlier run made keep theirs.
+    upvaluejoin(chunk, 1, function() return env end, 1)
     local co = cocreate(chunk)
     c.evaluating(EVALUATION_SECONDS)
     local results = { coresume(co, unpack(varargs, 1, nvarargs)) }

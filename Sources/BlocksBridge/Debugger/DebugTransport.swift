@@ -129,6 +129,11 @@ extension Substring {
 
 /// A TCP listening socket for `--dap-listen` and `startDebugServer`: loopback unless a host is
 /// given; one connection at a time.
+///
+/// `close()` only shuts the socket down (a blocked or later `accept` then fails); the descriptor
+/// is closed when the last user (the accepting thread) lets the listener go. Closed at once, its
+/// number could go to the next server's socket before this listener's thread first called
+/// `accept`, and that thread would then take the other server's client.
 package final class DebugListener: @unchecked Sendable {
     package let port: Int
     private let socketDescriptor: Int32
@@ -177,8 +182,9 @@ package final class DebugListener: @unchecked Sendable {
 
     package func close() {
         shutdown(socketDescriptor, Int32(SHUT_RDWR))
-        Glibc.close(socketDescriptor)
     }
+
+    deinit { Glibc.close(socketDescriptor) }
 }
 
 /// Why a debug server could not start.

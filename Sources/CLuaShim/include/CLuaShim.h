@@ -371,6 +371,8 @@ void bk_hook_refresh(lua_State *L);
 /// themselves): it gets the hub when the state wants one (it may have been made before a client
 /// attached) and drops a stale one.
 void bk_hook_prepare(lua_State *co);
+/// L goes on after a coroutine it resumed stopped (yielded, returned or failed).
+void bk_hook_resumed(lua_State *L);
 /// The next instruction of L raises a count event (the limits are checked at once).
 void bk_hook_count_soon(lua_State *L);
 /// bk_hook_count_soon from another thread (lua_sethook is meant to be called asynchronously).
