@@ -21,6 +21,20 @@ local function sameAsStock(source)
   return ours
 end
 
+-- Runs bklua with `run` (a script's path, or -e and a chunk) under --time-limit, then under
+-- --instruction-limit (`instructions`, default 200000): each must stop it with its own error.
+local function limitsStop(run, what, instructions)
+  local limits = {
+    { "--time-limit 0.3", "time limit exceeded" },
+    { "--instruction-limit " .. (instructions or 200000), "instruction limit exceeded" },
+  }
+  for _, limit in ipairs(limits) do
+    local out, code = shell("timeout 20 " .. BKLUA .. " " .. limit[1] .. " " .. run)
+    eq(code, 1, what)
+    ok(out:find(limit[2], 1, true), what .. ": " .. out)
+  end
+end
+
 test("a script's debug.sethook does not switch off --time-limit or --instruction-limit", function()
   -- It used to: the script's hook replaced the limits' count hook, so these ran until killed.
   local hooks = {
@@ -31,13 +45,7 @@ test("a script's debug.sethook does not switch off --time-limit or --instruction
     [[debug.sethook(coroutine.running(), function() end, "r", 7)]],
   }
   for _, hook in ipairs(hooks) do
-    local chunk = string.format("%q", hook .. " while true do end")
-    local out, code = shell("timeout 20 " .. BKLUA .. " --time-limit 0.3 -e " .. chunk)
-    eq(code, 1, hook)
-    ok(out:find("time limit exceeded", 1, true), hook .. ": " .. out)
-    out, code = shell("timeout 20 " .. BKLUA .. " --instruction-limit 200000 -e " .. chunk)
-    eq(code, 1, hook)
-    ok(out:find("instruction limit exceeded", 1, true), hook .. ": " .. out)
+    limitsStop("-e " .. string.format("%q", hook .. " while true do end"), hook)
   end
   -- Also inside a coroutine, and in a task.
   local chunk = string.format("%q", [[debug.sethook(function() end, "l")
@@ -61,12 +69,7 @@ test("a script's one-instruction line hook does not hide the limits' count insid
   }
   for _, script in ipairs(scripts) do
     local path = tempFile(script)
-    local out, code = shell("timeout 20 " .. BKLUA .. " --time-limit 0.3 " .. path)
-    eq(code, 1, script)
-    ok(out:find("time limit exceeded", 1, true), script .. ": " .. out)
-    out, code = shell("timeout 20 " .. BKLUA .. " --instruction-limit 200000 " .. path)
-    eq(code, 1, script)
-    ok(out:find("instruction limit exceeded", 1, true), script .. ": " .. out)
+    limitsStop(path, script)
     os.remove(path)
   end
 end)
@@ -74,13 +77,8 @@ end)
 test("a looping xpcall message handler does not outlive the limits outside the sandbox", function()
   -- A limit's error is raised in the hook, where hooks are off, and the handler runs before the
   -- stack unwinds: the limits guard xpcall's handler as the sandbox does.
-  local chunk = string.format("%q",
-    "while true do xpcall(function() while true do end end, function() while true do end end) end")
-  for _, limit in ipairs({ "--time-limit 0.3", "--instruction-limit 200000" }) do
-    local out, code = shell("timeout 20 " .. BKLUA .. " " .. limit .. " -e " .. chunk)
-    eq(code, 1, limit)
-    ok(out:find("limit exceeded", 1, true), limit .. ": " .. out)
-  end
+  limitsStop("-e " .. string.format("%q",
+    "while true do xpcall(function() while true do end end, function() while true do end end) end"), "xpcall")
   -- Without limits xpcall is Lua's own.
   local out = shell(BKLUA .. " -e " .. string.format("%q",
     "print(xpcall(error, function(m) return 'handled ' .. m end, 'x'))"))
@@ -101,13 +99,7 @@ test("changing hooks in a loop does not keep the limits or a cancel from stoppin
         while true do debug.sethook(f, "l") debug.sethook() end end)]],
   }
   for _, loop in ipairs(loops) do
-    local chunk = string.format("%q", loop)
-    local out, code = shell("timeout 20 " .. BKLUA .. " --time-limit 0.3 -e " .. chunk)
-    eq(code, 1, loop)
-    ok(out:find("time limit exceeded", 1, true), loop .. ": " .. out)
-    out, code = shell("timeout 20 " .. BKLUA .. " --instruction-limit 20000 -e " .. chunk)
-    eq(code, 1, loop)
-    ok(out:find("instruction limit exceeded", 1, true), loop .. ": " .. out)
+    limitsStop("-e " .. string.format("%q", loop), loop, 20000)
   end
   -- A worker's cancel (an interrupt set from another thread).
   local chunk = string.format("%q", [[local w = bk.worker(function() local f = function() end
