@@ -811,6 +811,39 @@ print("hits", hits)
 
 
 @case
+def an_evaluation_that_catches_the_limit_error_still_ends_with_a_message():
+    # The 5 s limit raises inside the evaluation; a pcall there catches it and loops again: the
+    # limit must hold anyway (every instruction raises until the evaluation has ended).
+    loop = "(function() while true do pcall(function() while true do end end) end end)()"
+    path = script("pcallloop.lua", """local n = 0
+for i = 1, 3 do
+  n = n + i   -- HERE
+end
+print("done", n)
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "HERE")]})
+        c.stopped("breakpoint")
+        started = time.time()
+        r = c.request("evaluate", {"expression": loop, "frameId": 1, "context": "repl"}, ok=False, timeout=20)
+        check(not r["success"] and "ran too long" in r.get("message", ""), "evaluate: %r" % r)
+        check(time.time() - started < 10, "ended in %.1f s" % (time.time() - started))
+        check(c.evaluate("n")["result"] == "0", "the session still answers")
+        # The same expression as a breakpoint's condition: it fails, and a failed condition stops.
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": [{"line": line_of(path, "HERE"), "condition": loop}]})
+        c.request("continue", {"threadId": 1})
+        c.stopped("breakpoint", timeout=20)
+        check("ran too long" in c.output.get("console", ""), "console: %r" % c.output)
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        c.request("continue", {"threadId": 1})
+        check(c.finish(timeout=40) == 0, "exit")
+        check("done\t6" in c.output.get("stdout", ""), "output %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
 def garbage_json_and_unknown_requests_get_answers_not_crashes():
     path = script("garbage.lua", "local x = 1\nprint('x', x)\n")
     c = adapter()
