@@ -587,7 +587,10 @@ static void bk_dbg_on_return(lua_State *L, lua_Debug *ar, bk_debugger *d) {
     }
     if (bk_dbg_stepping(d, L)) return;  // the line handler decides while stepping
     int below = memo->L == L;
-    for (int level = 2; !below && lua_getstack(L, level, &frame); level++) {
+    // Without breakpoints no frame needs lines: no walk down the stack (each level read walks it
+    // from the top, O(depth^2) at every return of a deep stack's error handler after a stop).
+    if (!(d->attached_mask & LUA_MASKCALL)) below = 0;
+    else for (int level = 2; !below && lua_getstack(L, level, &frame); level++) {
         if (lua_getinfo(L, "S", &frame) && bk_dbg_needs_lines(L, &frame, d, NULL)) {
             memo->L = L;
             memo->frame = frame.i_ci;

@@ -844,6 +844,58 @@ print("done", n)
 
 
 @case
+def a_stop_on_a_deep_stack_comes_at_once_and_its_frames_are_paged():
+    # Each frame read walks the stack from its top: a stop reads the top frames only, the rest as
+    # stackTrace pages ask for them (a stack overflow's 200,000 frames took minutes before).
+    path = script("deep.lua", """local function rec(d)
+  if d == 0 then
+    return 0   -- BOTTOM
+  end
+  return 1 + rec(d - 1)
+end
+print("deep", rec(5000))
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "BOTTOM")]})
+        c.stopped("breakpoint", timeout=20)
+        body = c.request("stackTrace", {"threadId": 1, "levels": 20})["body"]
+        check(body["totalFrames"] == 5002, "total %r" % body["totalFrames"])
+        check(len(body["stackFrames"]) == 20 and body["stackFrames"][0]["line"] == line_of(path, "BOTTOM"), "top %r" % body["stackFrames"][:2])
+        body = c.request("stackTrace", {"threadId": 1, "startFrame": 4995})["body"]
+        page = body["stackFrames"]
+        check([f["name"] for f in page] == ["rec"] * 6 + ["main chunk"], "bottom page %r" % [f["name"] for f in page])
+        check(page[-1]["line"] == line_of(path, "print"), "main chunk's line %r" % page[-1])
+        # A frame below the ones a stop reads answers as any other: frame 4001 is rec(4000).
+        frame = c.request("stackTrace", {"threadId": 1, "startFrame": 4000, "levels": 1})["body"]["stackFrames"][0]
+        check(c.evaluate("d", frame=frame["id"])["result"] == "4000", "deep frame's local")
+        all_frames = c.request("stackTrace", {"threadId": 1})["body"]
+        check(len(all_frames["stackFrames"]) == 1000 and all_frames["totalFrames"] == 5002, "levels 0: one page")
+        c.request("continue", {"threadId": 1})
+        check(c.finish(timeout=40) == 0, "exit")
+        check("deep\t5000" in c.output.get("stdout", ""), "output %r" % c.output)
+    finally:
+        c.close()
+    # A stack overflow stops at once, caught (`all`) or not (`uncaught`).
+    for filter_name, call in [("all", "print('caught', pcall(rec))"), ("uncaught", "rec()")]:
+        path = script("overflow_%s.lua" % filter_name, "local function rec() return 1 + rec() end\n%s\n" % call)
+        c = adapter()
+        try:
+            c.start(path, exceptions=[filter_name])
+            started = time.time()
+            stop = c.stopped("exception", timeout=30)
+            check(time.time() - started < 10, "%s: stopped after %.1f s" % (filter_name, time.time() - started))
+            check("stack overflow" in stop.get("text", ""), "text %r" % stop)
+            body = c.request("stackTrace", {"threadId": 1, "levels": 5})["body"]
+            check(body["totalFrames"] > 100000 and body["stackFrames"][0]["name"] == "rec", "%s: %r" % (filter_name, body))
+            c.request("continue", {"threadId": 1})
+            code = c.finish(timeout=40)
+            check(code == (0 if filter_name == "all" else 1), "%s: exit %r" % (filter_name, code))
+        finally:
+            c.close()
+
+
+@case
 def garbage_json_and_unknown_requests_get_answers_not_crashes():
     path = script("garbage.lua", "local x = 1\nprint('x', x)\n")
     c = adapter()
