@@ -896,6 +896,33 @@ print("deep", rec(5000))
 
 
 @case
+def stack_trace_of_a_thread_that_is_not_the_stopped_one_is_empty():
+    # Editors ask stackTrace for every thread when all stopped: main (waiting in bk.await) and
+    # unknown ids must not answer with the stopped task's frames.
+    path = script("taskstack.lua", """local t1 = bk.async(function()
+  bk.sleep(0.01)
+  local x = 1   -- TASK
+  return x
+end)
+print("awaited", bk.await(t1))
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "TASK")]})
+        task = c.stopped("breakpoint")["threadId"]
+        check(task != 1, "stopped in the task")
+        check(c.frames(task)[0]["line"] == line_of(path, "TASK"), "the task's frames")
+        for other in (1, 999, -1):
+            body = c.request("stackTrace", {"threadId": other})["body"]
+            check(body["stackFrames"] == [] and body["totalFrames"] == 0, "thread %d: %r" % (other, body))
+        c.request("continue", {"threadId": task})
+        check(c.finish() == 0, "exit")
+        check("awaited\t1" in c.output.get("stdout", ""), "output %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
 def garbage_json_and_unknown_requests_get_answers_not_crashes():
     path = script("garbage.lua", "local x = 1\nprint('x', x)\n")
     c = adapter()
