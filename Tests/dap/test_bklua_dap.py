@@ -923,6 +923,43 @@ print("awaited", bk.await(t1))
 
 
 @case
+def a_negative_start_frame_long_keys_and_braces_in_log_messages_are_handled():
+    path = script("wording.lua", """local keys = {[string.rep("k", 100000)] = 1}
+local function f(t) return #t end
+for i = 1, 2 do
+  local x = i   -- HERE
+end
+print("end")
+""")
+    c = adapter()
+    try:
+        # A log message's {expression} may hold braces of its own.
+        c.start(path, breakpoints={path: [{"line": line_of(path, "HERE"), "logMessage": "len={f({1, 2})} n={#({1})} i={i}"}]})
+        check(c.finish() == 0, "exit")
+        check("len=2 n=1 i=1\nlen=2 n=1 i=2\n" in c.output.get("console", ""), "log: %r" % c.output.get("console"))
+    finally:
+        c.close()
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "HERE")]})
+        c.stopped("breakpoint")
+        # startFrame below 0 counts from the top, as 0 does.
+        body = c.request("stackTrace", {"threadId": 1, "startFrame": -5, "levels": 1})["body"]
+        check(len(body["stackFrames"]) == 1 and body["stackFrames"][0]["line"] == line_of(path, "HERE"), "startFrame -5: %r" % body)
+        # A long key's name is clipped as values are, and setVariable still finds it.
+        ref = c.locals(c.frames()[0]["id"])["keys"]["variablesReference"]
+        (key,) = c.variables(ref)
+        check(len(key["name"]) < 1000 and key["name"].startswith("kkk") and key["name"].endswith("..."), "name of %d chars" % len(key["name"]))
+        c.request("setVariable", {"variablesReference": ref, "name": key["name"], "value": "7"})
+        check(c.evaluate("keys[string.rep('k', 100000)]")["result"] == "7", "set through the clipped name")
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
 def garbage_json_and_unknown_requests_get_answers_not_crashes():
     path = script("garbage.lua", "local x = 1\nprint('x', x)\n")
     c = adapter()

@@ -391,6 +391,7 @@ local resumeModes = { ["continue"] = 0, stepIn = 1, next = 2, stepOut = 3 }
 function handlers.stackTrace(args)
     local list = array({})
     local start = tonumber(args.startFrame) or 0
+    if start < 0 then start = 0 end  -- as DAP's default
     local count = tonumber(args.levels) or 0
     -- At most FRAMES_READ frames an answer (levels 0 asks for all: a deep stack is paged).
     if count <= 0 or count > FRAMES_READ then count = FRAMES_READ end
@@ -441,7 +442,7 @@ function handlers.scopes(args)
 end
 
 local function keyName(k)
-    if type(k) == "string" then return k end
+    if type(k) == "string" then return clip(k, 400) end  -- clipped as a value is (setVariable finds it by this)
     if type(k) == "number" then return "[" .. describe(k) .. "]" end
     return "[" .. describe(k) .. "]"
 end
@@ -691,7 +692,9 @@ local function hitConditionHolds(condition, count)
 end
 
 local function interpolate(message)
-    return (gsub(message, "{(.-)}", function(code)
+    -- {expression}, its braces balanced: `{#({1, 2})}` is one.
+    return (gsub(message, "%b{}", function(braced)
+        local code = sub(braced, 2, -2)
         local ok, results = evaluateIn(1, code, false)
         if not ok then return "{" .. results .. "}" end
         if (results.n or #results) < 2 then return "nil" end
