@@ -82,6 +82,7 @@ struct bk_debugger {
     int stop_depth;
     int entry;
     double eval_deadline;
+    int eval_tripped;  // the evaluation ran out: every instruction raises until it ends
     bk_dbg_function functions_seen[BK_DEBUG_FUNCTIONS];
     bk_dbg_memo memos[BK_DEBUG_THREADS];
 };
@@ -493,6 +494,7 @@ static void bk_dbg_call_agent(lua_State *L, bk_debugger *d, const char *reason, 
     if (bk_pcall(L, 3, 0, 0) != LUA_OK) lua_pop(L, 1);
     d->in_agent = 0;
     d->eval_deadline = 0;
+    d->eval_tripped = 0;
     // Breakpoints may have changed while stopped: the line handler decides again from here.
     bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
 }
@@ -585,7 +587,10 @@ static void bk_dbg_on_return(lua_State *L, lua_Debug *ar, bk_debugger *d) {
     }
     if (bk_dbg_stepping(d, L)) return;  // the line handler decides while stepping
     int below = memo->L == L;
-    for (int level = 2; !below && lua_getstack(L, level, &frame); level++) {
+    // Without breakpoints no frame needs lines: no walk down the stack (each level read walks it
+    // from the top, O(depth^2) at every return of a deep stack's error handler after a stop).
+    if (!(d->attached_mask & LUA_MASKCALL)) below = 0;
+    else for (int level = 2; !below && lua_getstack(L, level, &frame); level++) {
         if (lua_getinfo(L, "S", &frame) && bk_dbg_needs_lines(L, &frame, d, NULL)) {
             memo->L = L;
             memo->frame = frame.i_ci;
@@ -601,8 +606,14 @@ static void bk_dbg_hook(lua_State *L, lua_Debug *ar, void *context) {
         // Only an evaluation's own threads run now (the stopped one has hooks off): stop one that
         // runs too long or that the client interrupts (pause).
         if (ar->event == LUA_HOOKCOUNT && d->eval_deadline > 0 &&
-            (bk_dbg_now() > d->eval_deadline || __atomic_exchange_n(&d->pause_requested, 0, __ATOMIC_RELAXED))) {
-            d->eval_deadline = bk_dbg_now() + 0.1;  // its handlers get a moment, then raise again
+            (d->eval_tripped || bk_dbg_now() > d->eval_deadline ||
+             __atomic_exchange_n(&d->pause_requested, 0, __ATOMIC_RELAXED))) {
+            // From now on every instruction raises (count events by 1, as the limits' `tripped`),
+            // until the agent ends the evaluation: code that catches the error cannot go on.
+            if (!d->eval_tripped) {
+                d->eval_tripped = 1;
+                bk_hook_attach(L, BK_HOOK_DEBUGGER, bk_dbg_hook, d, d->attached_mask, 1);
+            }
             // The hub counts this C client as a Swift frame (swift_depth + 1) and puts it back when
             // the client returns; this one raises instead (as the limits do, from C), so it puts it
             // back itself.
@@ -702,6 +713,7 @@ static int bk_dbg_native_evaluating(lua_State *L) {
     bk_debugger *d = bk_dbg_self(L);
     lua_Number seconds = luaL_checknumber(L, 1);
     d->eval_deadline = seconds > 0 ? bk_dbg_now() + seconds : 0;
+    d->eval_tripped = 0;
     __atomic_store_n(&d->pause_requested, 0, __ATOMIC_RELAXED);
     // Count events only while an evaluation runs: an endless one must be stopped.
     d->attached_mask = bk_dbg_wanted_mask(d) | (seconds > 0 ? LUA_MASKCOUNT : 0);
@@ -754,6 +766,7 @@ static int bk_dbg_native_task_failed(lua_State *L) {
     if (bk_pcall(L, 5, 0, 0) != LUA_OK) lua_pop(L, 1);
     d->in_agent = 0;
     d->eval_deadline = 0;
+    d->eval_tripped = 0;
     bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);  // as after any stop: lines decided again
     return 0;
 }

@@ -811,6 +811,155 @@ print("hits", hits)
 
 
 @case
+def an_evaluation_that_catches_the_limit_error_still_ends_with_a_message():
+    # The 5 s limit raises inside the evaluation; a pcall there catches it and loops again: the
+    # limit must hold anyway (every instruction raises until the evaluation has ended).
+    loop = "(function() while true do pcall(function() while true do end end) end end)()"
+    path = script("pcallloop.lua", """local n = 0
+for i = 1, 3 do
+  n = n + i   -- HERE
+end
+print("done", n)
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "HERE")]})
+        c.stopped("breakpoint")
+        started = time.time()
+        r = c.request("evaluate", {"expression": loop, "frameId": 1, "context": "repl"}, ok=False, timeout=20)
+        check(not r["success"] and "ran too long" in r.get("message", ""), "evaluate: %r" % r)
+        check(time.time() - started < 10, "ended in %.1f s" % (time.time() - started))
+        check(c.evaluate("n")["result"] == "0", "the session still answers")
+        # The same expression as a breakpoint's condition: it fails, and a failed condition stops.
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": [{"line": line_of(path, "HERE"), "condition": loop}]})
+        c.request("continue", {"threadId": 1})
+        c.stopped("breakpoint", timeout=20)
+        check("ran too long" in c.output.get("console", ""), "console: %r" % c.output)
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        c.request("continue", {"threadId": 1})
+        check(c.finish(timeout=40) == 0, "exit")
+        check("done\t6" in c.output.get("stdout", ""), "output %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
+def a_stop_on_a_deep_stack_comes_at_once_and_its_frames_are_paged():
+    # Each frame read walks the stack from its top: a stop reads the top frames only, the rest as
+    # stackTrace pages ask for them (a stack overflow's 200,000 frames took minutes before).
+    path = script("deep.lua", """local function rec(d)
+  if d == 0 then
+    return 0   -- BOTTOM
+  end
+  return 1 + rec(d - 1)
+end
+print("deep", rec(5000))
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "BOTTOM")]})
+        c.stopped("breakpoint", timeout=20)
+        body = c.request("stackTrace", {"threadId": 1, "levels": 20})["body"]
+        check(body["totalFrames"] == 5002, "total %r" % body["totalFrames"])
+        check(len(body["stackFrames"]) == 20 and body["stackFrames"][0]["line"] == line_of(path, "BOTTOM"), "top %r" % body["stackFrames"][:2])
+        body = c.request("stackTrace", {"threadId": 1, "startFrame": 4995})["body"]
+        page = body["stackFrames"]
+        check([f["name"] for f in page] == ["rec"] * 6 + ["main chunk"], "bottom page %r" % [f["name"] for f in page])
+        check(page[-1]["line"] == line_of(path, "print"), "main chunk's line %r" % page[-1])
+        # A frame below the ones a stop reads answers as any other: frame 4001 is rec(4000).
+        frame = c.request("stackTrace", {"threadId": 1, "startFrame": 4000, "levels": 1})["body"]["stackFrames"][0]
+        check(c.evaluate("d", frame=frame["id"])["result"] == "4000", "deep frame's local")
+        all_frames = c.request("stackTrace", {"threadId": 1})["body"]
+        check(len(all_frames["stackFrames"]) == 1000 and all_frames["totalFrames"] == 5002, "levels 0: one page")
+        c.request("continue", {"threadId": 1})
+        check(c.finish(timeout=40) == 0, "exit")
+        check("deep\t5000" in c.output.get("stdout", ""), "output %r" % c.output)
+    finally:
+        c.close()
+    # A stack overflow stops at once, caught (`all`) or not (`uncaught`).
+    for filter_name, call in [("all", "print('caught', pcall(rec))"), ("uncaught", "rec()")]:
+        path = script("overflow_%s.lua" % filter_name, "local function rec() return 1 + rec() end\n%s\n" % call)
+        c = adapter()
+        try:
+            c.start(path, exceptions=[filter_name])
+            started = time.time()
+            stop = c.stopped("exception", timeout=30)
+            check(time.time() - started < 10, "%s: stopped after %.1f s" % (filter_name, time.time() - started))
+            check("stack overflow" in stop.get("text", ""), "text %r" % stop)
+            body = c.request("stackTrace", {"threadId": 1, "levels": 5})["body"]
+            check(body["totalFrames"] > 100000 and body["stackFrames"][0]["name"] == "rec", "%s: %r" % (filter_name, body))
+            c.request("continue", {"threadId": 1})
+            code = c.finish(timeout=40)
+            check(code == (0 if filter_name == "all" else 1), "%s: exit %r" % (filter_name, code))
+        finally:
+            c.close()
+
+
+@case
+def stack_trace_of_a_thread_that_is_not_the_stopped_one_is_empty():
+    # Editors ask stackTrace for every thread when all stopped: main (waiting in bk.await) and
+    # unknown ids must not answer with the stopped task's frames.
+    path = script("taskstack.lua", """local t1 = bk.async(function()
+  bk.sleep(0.01)
+  local x = 1   -- TASK
+  return x
+end)
+print("awaited", bk.await(t1))
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "TASK")]})
+        task = c.stopped("breakpoint")["threadId"]
+        check(task != 1, "stopped in the task")
+        check(c.frames(task)[0]["line"] == line_of(path, "TASK"), "the task's frames")
+        for other in (1, 999, -1):
+            body = c.request("stackTrace", {"threadId": other})["body"]
+            check(body["stackFrames"] == [] and body["totalFrames"] == 0, "thread %d: %r" % (other, body))
+        c.request("continue", {"threadId": task})
+        check(c.finish() == 0, "exit")
+        check("awaited\t1" in c.output.get("stdout", ""), "output %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
+def a_negative_start_frame_long_keys_and_braces_in_log_messages_are_handled():
+    path = script("wording.lua", """local keys = {[string.rep("k", 100000)] = 1}
+local function f(t) return #t end
+for i = 1, 2 do
+  local x = i   -- HERE
+end
+print("end")
+""")
+    c = adapter()
+    try:
+        # A log message's {expression} may hold braces of its own.
+        c.start(path, breakpoints={path: [{"line": line_of(path, "HERE"), "logMessage": "len={f({1, 2})} n={#({1})} i={i}"}]})
+        check(c.finish() == 0, "exit")
+        check("len=2 n=1 i=1\nlen=2 n=1 i=2\n" in c.output.get("console", ""), "log: %r" % c.output.get("console"))
+    finally:
+        c.close()
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "HERE")]})
+        c.stopped("breakpoint")
+        # startFrame below 0 counts from the top, as 0 does.
+        body = c.request("stackTrace", {"threadId": 1, "startFrame": -5, "levels": 1})["body"]
+        check(len(body["stackFrames"]) == 1 and body["stackFrames"][0]["line"] == line_of(path, "HERE"), "startFrame -5: %r" % body)
+        # A long key's name is clipped as values are, and setVariable still finds it.
+        ref = c.locals(c.frames()[0]["id"])["keys"]["variablesReference"]
+        (key,) = c.variables(ref)
+        check(len(key["name"]) < 1000 and key["name"].startswith("kkk") and key["name"].endswith("..."), "name of %d chars" % len(key["name"]))
+        c.request("setVariable", {"variablesReference": ref, "name": key["name"], "value": "7"})
+        check(c.evaluate("keys[string.rep('k', 100000)]")["result"] == "7", "set through the clipped name")
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
 def garbage_json_and_unknown_requests_get_answers_not_crashes():
     path = script("garbage.lua", "local x = 1\nprint('x', x)\n")
     c = adapter()

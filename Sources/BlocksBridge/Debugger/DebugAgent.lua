@@ -9,7 +9,7 @@ local debug = c.debug
 local getinfo, getlocal, setlocal = debug.getinfo, debug.getlocal, debug.setlocal
 local getupvalue, setupvalue, getmetatable = debug.getupvalue, debug.setupvalue, debug.getmetatable
 local upvaluejoin = debug.upvaluejoin
-local pcall, type, next, rawget, rawset, rawequal = pcall, type, next, rawget, rawset, rawequal
+local pcall, type, next, rawget, rawset, rawequal, rawlen = pcall, type, next, rawget, rawset, rawequal, rawlen
 local setmetatable, load, tostring, tonumber = setmetatable, load, tostring, tonumber
 local cocreate, coresume, costatus, coclose = coroutine.create, coroutine.resume, coroutine.status, coroutine.close
 local corunning = coroutine.running
@@ -121,6 +121,12 @@ end
 
 local stop  -- the entry function, found on the stack to count levels from it
 local frames, refs, refCount
+-- A stop reads at most FRAMES_READ frames (each getinfo walks the stack from its top: reading them
+-- all is O(depth^2), minutes for a stack overflow's 200,000); frames below them are read when a
+-- request asks for them. `frameCount` is how many the stack shows: frames[i] for i past the ones
+-- read is frame `unreadFrom + (i - #frames)`, not cached (no hidden frame is skipped down there).
+local FRAMES_READ = 1000
+local frameCount, unreadFrom
 -- The thread the frames are on: nil for the running one (levels counted from `stop`), or a task's
 -- coroutine that died of an error (post mortem: its stack as it was where the error was raised).
 local failedThread
@@ -138,25 +144,62 @@ end
 
 local function hiddenSource(source) return sub(source, 1, 4) == "=bk/" end
 
+-- Debug info of the frame `offset` below `stop`, its caller's level of `stop` being `base` (no tail
+-- call here or in its callers: a level must not lose a frame).
+local function infoAt(base, offset, what)
+    local info
+    if failedThread then
+        info = getinfo(failedThread, offset - 1, what)
+    else
+        info = getinfo(base + 1 + offset, what)
+    end
+    return info
+end
+
+local unreadFrames = { __index = function(_, i)
+    i = type(i) == "number" and math.tointeger(i)
+    if not i or i <= rawlen(frames) or i > frameCount then return nil end
+    local offset = unreadFrom + (i - rawlen(frames))
+    local info
+    if failedThread then
+        info = getinfo(failedThread, offset - 1, "nSlf")
+    else
+        local level = levelOf(offset)
+        info = level and getinfo(level, "nSlf")
+    end
+    return info and { offset = offset, info = info } or nil
+end }
+
 local function collectFrames(skipLeadingC)
-    frames = {}
+    frames = setmetatable({}, unreadFrames)
     local base = failedThread and -1 or levelOf(1) - 1  -- levels here: stop at base, the stopped function at base + 1
     local offset = 1
-    while true do
-        local info
-        if failedThread then
-            info = getinfo(failedThread, offset - 1, "nSlf")
-        else
-            info = getinfo(base + offset, "nSlf")
-        end
+    while #frames < FRAMES_READ do
+        local info = infoAt(base, offset, "nSlf")
         if not info then break end
         if not hiddenSource(info.source) and not (skipLeadingC and #frames == 0 and info.what == "C") then
             frames[#frames + 1] = { offset = offset, info = info }
         end
         offset = offset + 1
     end
+    local read, depth = offset - 1, offset - 1
+    if #frames >= FRAMES_READ and infoAt(base, offset, "l") then
+        -- Deeper: the last level, by doubling then halving (O(depth log depth) in all).
+        local lo, hi = offset, offset * 2
+        while infoAt(base, hi, "l") do lo, hi = hi, hi * 2 end
+        while hi - lo > 1 do
+            local mid = (lo + hi) // 2
+            if infoAt(base, mid, "l") then lo = mid else hi = mid end
+        end
+        depth = lo
+    end
     -- The C frames below the script's first chunk are the host's (bklua's pmain): not shown.
-    while #frames > 0 and frames[#frames].info.what == "C" do frames[#frames] = nil end
+    local trim = 0
+    while depth - trim > read and infoAt(base, depth - trim, "S").what == "C" do trim = trim + 1 end
+    if depth - trim == read then
+        while #frames > 0 and frames[#frames].info.what == "C" do frames[#frames] = nil end
+    end
+    unreadFrom, frameCount = read, #frames + (depth - trim - read)
 end
 
 -- A frame's debug info and locals, on the running thread or on `failedThread` (no tail calls here: a
@@ -348,10 +391,14 @@ local resumeModes = { ["continue"] = 0, stepIn = 1, next = 2, stepOut = 3 }
 function handlers.stackTrace(args)
     local list = array({})
     local start = tonumber(args.startFrame) or 0
+    if start < 0 then start = 0 end  -- as DAP's default
     local count = tonumber(args.levels) or 0
-    if count <= 0 then count = #frames end
-    for i = start + 1, math.min(#frames, start + count) do
-        local info = frames[i].info
+    -- At most FRAMES_READ frames an answer (levels 0 asks for all: a deep stack is paged).
+    if count <= 0 or count > FRAMES_READ then count = FRAMES_READ end
+    for i = start + 1, math.min(frameCount, start + count) do
+        local frame = frames[i]
+        if not frame then break end
+        local info = frame.info
         local item = { id = ID_BASE + i, line = info.currentline > 0 and info.currentline or 0, column = 1 }
         item.name = info.name or (info.what == "main" and "main chunk") or (info.what == "C" and "[C]")
             or ("function <" .. gsub(info.short_src, "^.*/", "") .. ":" .. info.linedefined .. ">")
@@ -367,7 +414,7 @@ function handlers.stackTrace(args)
         end
         list[#list + 1] = item
     end
-    return { stackFrames = list, totalFrames = #frames }
+    return { stackFrames = list, totalFrames = frameCount }
 end
 
 local function frameOf(id)
@@ -395,7 +442,7 @@ function handlers.scopes(args)
 end
 
 local function keyName(k)
-    if type(k) == "string" then return k end
+    if type(k) == "string" then return clip(k, 400) end  -- clipped as a value is (setVariable finds it by this)
     if type(k) == "number" then return "[" .. describe(k) .. "]" end
     return "[" .. describe(k) .. "]"
 end
@@ -645,7 +692,9 @@ local function hitConditionHolds(condition, count)
 end
 
 local function interpolate(message)
-    return (gsub(message, "{(.-)}", function(code)
+    -- {expression}, its braces balanced: `{#({1, 2})}` is one.
+    return (gsub(message, "%b{}", function(braced)
+        local code = sub(braced, 2, -2)
         local ok, results = evaluateIn(1, code, false)
         if not ok then return "{" .. results .. "}" end
         if (results.n or #results) < 2 then return "nil" end
@@ -725,7 +774,7 @@ local function currentThread(co)
     if main then return mainThread.id, mainThread.name end
     local task = taskThreads[co]
     if task then return task.id, task.name end
-    local bottom = frames[#frames] and frames[#frames].info
+    local bottom = frames[frameCount] and frames[frameCount].info
     local name = "coroutine"
     if bottom and bottom.what ~= "C" then
         name = "coroutine " .. gsub(bottom.short_src, "^.*/", "") .. ":" .. bottom.linedefined
@@ -742,7 +791,7 @@ local function entry(reason, detail, line, co, err)
     refs, refCount, exception = {}, 0, nil
     failedThread = reason == "exception-task" and co or nil
     collectFrames(reason == "exception" or reason == "exception-caught" or reason == "exception-task")
-    if #frames == 0 then return end
+    if frameCount == 0 then return end
     local threadId, threadName = currentThread(failedThread)
     -- A worker's stop stops that worker only; the main state's, every thread but the workers.
     local body = { reason = reason, threadId = threadId, allThreadsStopped = host.stopsAll() }

@@ -284,6 +284,10 @@ package final class DebugSession: @unchecked Sendable {
             }
             let current = lock.withLock { transport }
             if let current { connectionClosed(current) }
+        case "stackTrace" where otherThreadOfAStoppedState(arguments["threadId"]?.int):
+            // Not the stopped thread (another task, main waiting for it, an unknown id): no frames,
+            // rather than the stopped thread's.
+            respond(seq, command, body: .object([("stackFrames", .array([])), ("totalFrames", .number(0))]))
         default:
             let handedOver = lock.withLock { () -> Bool in
                 guard let slot = stopSlot(for: arguments) else { return false }
@@ -344,6 +348,16 @@ package final class DebugSession: @unchecked Sendable {
         }
         if stops[0] != nil { return 0 }
         return stops.keys.min()
+    }
+
+    /// Whether `thread` is none of the stopped threads while the main state is stopped (a worker's
+    /// thread that runs is not: the request fails as while running).
+    private func otherThreadOfAStoppedState(_ thread: Int?) -> Bool {
+        guard let thread else { return false }
+        return lock.withLock {
+            stops[0] != nil && !stops.values.contains { $0.thread == thread }
+                && !workers.values.contains { $0.thread == thread }
+        }
     }
 
     /// Frame ids and variables references of the agent in slot k lie in [k, k + 1) * idsPerSlot.
