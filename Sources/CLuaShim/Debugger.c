@@ -56,6 +56,8 @@ typedef struct bk_dbg_function {
 // A thread's nearest frame below the running one that needs line events, by its CallInfo (which
 // stands for a depth of that thread's stack): while it is there, return events stay on so that
 // the return to it switches lines back on; without it, a return looks down the stack once.
+enum { BK_STOP_STEP = 0, BK_STOP_ENTRY = 1, BK_STOP_PAUSE = 2 };
+
 typedef struct bk_dbg_memo {
     lua_State *L;
     const void *frame;
@@ -80,7 +82,7 @@ struct bk_debugger {
     lua_State *step_L;  // NULL with BK_STEP_IN: the first line of any thread (entry)
     int step_depth;
     int stop_depth;
-    int entry;
+    int entry;          // the reason of the next step stop: BK_STOP_STEP, _ENTRY or _PAUSE
     double eval_deadline;
     int eval_tripped;  // the evaluation ran out: every instruction raises until it ends
     bk_dbg_function functions_seen[BK_DEBUG_FUNCTIONS];
@@ -523,8 +525,8 @@ static void bk_dbg_on_line(lua_State *L, lua_Debug *ar, bk_debugger *d) {
             stop = step_mode == BK_STEP_OVER ? depth <= d->step_depth : depth < d->step_depth;
         }
         if (stop) {
-            const char *reason = d->entry ? "entry" : "step";
-            d->entry = 0;
+            const char *reason = d->entry == BK_STOP_ENTRY ? "entry" : d->entry == BK_STOP_PAUSE ? "pause" : "step";
+            d->entry = BK_STOP_STEP;
             __atomic_store_n(&d->step_mode, BK_STEP_NONE, __ATOMIC_RELAXED);
             d->step_L = NULL;
             bk_dbg_call_agent(L, d, reason, NULL, ar->currentline);
@@ -627,8 +629,18 @@ static void bk_dbg_hook(lua_State *L, lua_Debug *ar, void *context) {
     case LUA_HOOKCOUNT:
         bk_dbg_refresh(L, d);
         if (__atomic_exchange_n(&d->pause_requested, 0, __ATOMIC_RELAXED)) {
-            if (lua_getstack(L, 0, ar) && lua_getinfo(L, "l", ar))
+            if (lua_getstack(L, 0, ar) && lua_getinfo(L, "Sl", ar) && ar->currentline >= 0 &&
+                !bk_dbg_hidden(ar->source)) {
                 bk_dbg_call_agent(L, d, "pause", NULL, ar->currentline);
+            } else {
+                // The bridge's own code (a run that has not reached the script yet, a helper's
+                // walk): the agent would see no frame of the script's and drop the pause. It stops
+                // at the next line of the script's instead, as a step in.
+                d->entry = BK_STOP_PAUSE;
+                __atomic_store_n(&d->step_mode, BK_STEP_IN, __ATOMIC_RELAXED);
+                d->step_L = NULL;
+                bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
+            }
         }
         break;
     case LUA_HOOKCALL:
@@ -656,11 +668,13 @@ void bk_debugger_attach(lua_State *L, bk_debugger *d, int stopOnEntry) {
     bk_hook_attach(L, BK_HOOK_DEBUGGER, bk_dbg_hook, d, d->attached_mask, BK_DEBUG_COUNT);
     bk_dbg_wrap_protected_calls(L, d);
     if (stopOnEntry) {
-        d->entry = 1;
+        d->entry = BK_STOP_ENTRY;
         __atomic_store_n(&d->step_mode, BK_STEP_IN, __ATOMIC_RELAXED);
         d->step_L = NULL;
     }
     bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
+    // A pause the client sent before the state was attached (a client quicker than the run's start).
+    if (__atomic_load_n(&d->pause_requested, __ATOMIC_RELAXED)) bk_hook_count_soon(L);
 }
 
 void bk_debugger_detach(lua_State *L, bk_debugger *d) {
@@ -693,7 +707,7 @@ static int bk_dbg_native_step(lua_State *L) {
     __atomic_store_n(&d->step_mode, (int)mode, __ATOMIC_RELAXED);
     d->step_L = mode == BK_STEP_NONE ? NULL : L;
     d->step_depth = d->stop_depth;
-    d->entry = 0;
+    d->entry = BK_STOP_STEP;
     return 0;
 }
 
