@@ -409,6 +409,10 @@ static char **attempt_completion(const char *text, int start, int end) {
 
 static volatile sig_atomic_t interrupt_received;
 static lua_State *volatile running_state;
+// Counts the commands run with Ctrl-C armed. A Ctrl-C writes the running command's number to the
+// pipe, and its watcher interrupts the event loop only while that command still runs: the hook may
+// already have ended it, and a late interrupt would stop the next command at once.
+static volatile sig_atomic_t command_serial;
 static int interrupt_pipe[2] = {-1, -1};
 
 int cedit_interrupt_descriptor(void) {
@@ -447,7 +451,7 @@ static void on_interrupt(int signal_number) {
     }
     lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
     if (interrupt_pipe[1] >= 0) {
-        char byte = 1;
+        char byte = (char)command_serial;
         ssize_t written = write(interrupt_pipe[1], &byte, 1);
         (void)written;
     }
@@ -487,11 +491,16 @@ void cedit_watch_interrupts(void) {
 
 void cedit_set_running_state(lua_State *L) {
     lua_State *previous = running_state;
+    if (L != NULL && previous == NULL) command_serial = (command_serial + 1) & 0xff;
     running_state = L;
     if (L == NULL && previous != NULL) {
         if (lua_gethook(previous) == stop_hook) lua_sethook(previous, previous_hook, previous_mask, previous_count);
         cedit_watch_interrupts();  // back from SIG_DFL if Ctrl-C came
     }
+}
+
+int cedit_interrupt_is_current(unsigned char command) {
+    return running_state != NULL && (unsigned char)command_serial == command;
 }
 
 int cedit_take_interrupt(void) {

@@ -19,8 +19,10 @@ final class InterruptWatcher {
         let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: .global())
         source.setEventHandler {
             var bytes = (0, 0, 0, 0, 0, 0, 0, 0) as (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)
-            _ = withUnsafeMutableBytes(of: &bytes) { read(descriptor, $0.baseAddress, $0.count) }
-            loop.interrupt()
+            let count = withUnsafeMutableBytes(of: &bytes) { read(descriptor, $0.baseAddress, $0.count) }
+            // The last Ctrl-C's command: only while it still runs (the hook may have ended it).
+            let last = withUnsafeBytes(of: &bytes) { count > 0 ? $0[count - 1] : 0 }
+            if count > 0, cedit_interrupt_is_current(last) != 0 { loop.interrupt() }
         }
         source.resume()
         self.source = source

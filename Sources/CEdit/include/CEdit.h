@@ -89,6 +89,8 @@ void cedit_watch_interrupts(void);
 void cedit_set_running_state(lua_State *L);
 /// True once per Ctrl-C received since the last call.
 int cedit_take_interrupt(void);
+/// Whether the command a Ctrl-C was for (the byte it wrote to the interrupt descriptor) still runs.
+int cedit_interrupt_is_current(unsigned char command);
 /// A descriptor that becomes readable when Ctrl-C interrupts running code (-1 on failure): a
 /// thread watching it can stop waits the debug hook cannot reach (the event loop in `bk.run`).
 int cedit_interrupt_descriptor(void);
