@@ -674,7 +674,8 @@ void bk_debugger_attach(lua_State *L, bk_debugger *d, int stopOnEntry) {
     }
     bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
     // A pause the client sent before the state was attached (a client quicker than the run's start).
-    if (__atomic_load_n(&d->pause_requested, __ATOMIC_RELAXED)) bk_hook_count_soon(L);
+    // A poke, not a count set here: the hub keeps a poke's count until its count event comes.
+    if (__atomic_load_n(&d->pause_requested, __ATOMIC_RELAXED)) bk_dbg_poke(d);
 }
 
 void bk_debugger_detach(lua_State *L, bk_debugger *d) {

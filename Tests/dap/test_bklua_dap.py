@@ -677,6 +677,7 @@ print("total", total)
 def a_client_attaching_late_can_pause_a_running_loop_and_leave_it_running():
     path = script("late.lua", """local n = 0
 local stop = false
+io.stderr:write("looping\\n")
 while not stop do n = n + 1 end
 print("stopped at", n > 0)
 """)
@@ -686,6 +687,8 @@ print("stopped at", n > 0)
         c.initialize()
         c.request("attach", {})
         c.configure()
+        # In the loop, not before it (a pause that comes first stops on the script's first line).
+        check(process.stderr.readline() == b"looping\n", "the script runs its loop")
         c.request("pause", {"threadId": 1})
         c.stopped("pause")
         c.evaluate("stop = true")
