@@ -649,6 +649,26 @@ def listen(script_path, *extra, wait=True):
     return process, int(m.group(1))
 
 
+
+def leave_over_tcp_while_stopped(path, marker, stops, expected):
+    """Attaches over TCP with a breakpoint at `marker`, waits for `stops` stops, then closes the
+    socket: the script must go on and finish with `expected` in its stdout."""
+    process, port = listen(path)
+    c = Client.connect(port, process=process)
+    try:
+        c.initialize()
+        c.request("attach", {})
+        c.configure({path: [line_of(path, marker)]})
+        for _ in range(stops):
+            c.stopped("breakpoint")
+        c.sock.shutdown(2)
+        c.sock.close()
+        out, _ = process.communicate(timeout=20)
+        check(process.returncode == 0 and expected in out, "the script finished: %r" % out)
+    finally:
+        if process.poll() is None:
+            process.kill()
+
 @case
 def attach_over_tcp_with_dap_listen_and_dap_wait():
     path = script("listen.lua", """local total = 0
@@ -1007,20 +1027,7 @@ for i = 1, 3 do
 end
 print("finished", n)
 """)
-    process, port = listen(path)
-    c = Client.connect(port, process=process)
-    try:
-        c.initialize()
-        c.request("attach", {})
-        c.configure({path: [line_of(path, "HERE")]})
-        c.stopped("breakpoint")
-        c.sock.shutdown(2)
-        c.sock.close()
-        out, _ = process.communicate(timeout=20)
-        check(process.returncode == 0 and b"finished\t6" in out, "script finished: %r" % out)
-    finally:
-        if process.poll() is None:
-            process.kill()
+    leave_over_tcp_while_stopped(path, "HERE", 1, b"finished\t6")
 
 
 @case
@@ -1256,21 +1263,7 @@ local sum = 0
 for k = 1, 3 do sum = sum + ws[k]:result() end
 print("sum", sum)
 """)
-    process, port = listen(path)
-    c = Client.connect(port, process=process)
-    try:
-        c.initialize()
-        c.request("attach", {})
-        c.configure({path: [line_of(path, "WORKER-STOP")]})
-        c.stopped("breakpoint")
-        c.stopped("breakpoint")
-        c.sock.shutdown(2)
-        c.sock.close()
-        out, _ = process.communicate(timeout=20)
-        check(process.returncode == 0 and b"sum\t60" in out, "the workers finished: %r" % out)
-    finally:
-        if process.poll() is None:
-            process.kill()
+    leave_over_tcp_while_stopped(path, "WORKER-STOP", 2, b"sum\t60")
 
 
 @case
