@@ -73,6 +73,15 @@ private final class SocketClient: @unchecked Sendable {
     func response(_ seq: Int) -> JSONValue? { wait { $0["type"]?.string == "response" && $0["request_seq"]?.int == seq } }
     func event(_ name: String) -> JSONValue? { wait { $0["type"]?.string == "event" && $0["event"]?.string == name } }
 
+    /// initialize, attach, breakpoints at `lines` of `path`, configurationDone: each answered.
+    func attach(breakpoints lines: [Int], in path: String) {
+        _ = response(send("initialize"))
+        _ = response(send("attach"))
+        let specs = lines.map { "{\"line\":\($0)}" }.joined(separator: ",")
+        _ = response(send("setBreakpoints", "{\"source\":{\"path\":\"\(path)\"},\"breakpoints\":[\(specs)]}"))
+        _ = response(send("configurationDone"))
+    }
+
     private func find(_ needle: [UInt8]) -> Int? {
         guard buffer.count >= needle.count else { return nil }
         for i in 0 ... buffer.count - needle.count where Array(buffer[i ..< i + needle.count]) == needle { return i }
@@ -199,10 +208,7 @@ private struct Seen: Sendable {
             """, name: "@" + path)
         let port = try lua.startDebugServer(port: 0)
         let client = try SocketClient(port: port)
-        _ = client.response(client.send("initialize"))
-        _ = client.response(client.send("attach"))
-        _ = client.response(client.send("setBreakpoints", "{\"source\":{\"path\":\"\(path)\"},\"breakpoints\":[{\"line\":5},{\"line\":14}]}"))
-        _ = client.response(client.send("configurationDone"))
+        client.attach(breakpoints: [5, 14], in: path)
         let result = Locked<Int?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
@@ -249,10 +255,7 @@ private struct Seen: Sendable {
         let square = try lua.run("return function(x)\n  local y = x * x\n  return y\nend", name: "@" + path, as: LuaRef.self)
         let port = try lua.startDebugServer(port: 0)
         let client = try SocketClient(port: port)
-        _ = client.response(client.send("initialize"))
-        _ = client.response(client.send("attach"))
-        _ = client.response(client.send("setBreakpoints", "{\"source\":{\"path\":\"\(path)\"},\"breakpoints\":[{\"line\":3}]}"))
-        _ = client.response(client.send("configurationDone"))
+        client.attach(breakpoints: [3], in: path)
         let result = Locked<Int?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
