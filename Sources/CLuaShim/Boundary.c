@@ -535,11 +535,19 @@ int bk_recordawaitedtraceback(lua_State *L) {
     return 0;
 }
 
+static int bk_traceback_text(lua_State *L);
+
 int bk_traceback(lua_State *L) {
     if (lua_gettop(L) >= 1) {
         lua_settop(L, 1);
         bk_debugger_exception(L, 1);  // a debugger's "uncaught" exception breakpoint
     }
+    return bk_traceback_text(L);
+}
+
+// The message handler's text, for a handler and for a report made later (bk_errorreport: no error
+// is being raised then, so no debugger stops).
+static int bk_traceback_text(lua_State *L) {
     const char *msg = lua_tostring(L, 1);
     if (msg == NULL) {
         // Not a string: keep the original value so callers can rethrow it unchanged; its
@@ -595,7 +603,7 @@ void bk_pusherrordescription(lua_State *L, int idx) { bk_pusherrortext(L, idx, 0
 
 int bk_errorreport(lua_State *L) {
     lua_settop(L, 1);
-    if (lua_type(L, 1) == LUA_TSTRING) return bk_traceback(L);
+    if (lua_type(L, 1) == LUA_TSTRING) return bk_traceback_text(L);
     bk_pusherrorreport(L, 1);
     return 1;
 }

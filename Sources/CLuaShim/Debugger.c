@@ -412,6 +412,57 @@ static int bk_dbg_wanted_mask(bk_debugger *d) {
 
 static void bk_dbg_hook(lua_State *L, lua_Debug *ar, void *context);
 
+// MARK: - One stop per error
+
+// An error crosses several handlers as it unwinds: a helper's block handler, a helper around that
+// one, the script's pcall, the task's end, the top level. The first that stops shows it; the others
+// let the same value pass while it unwinds the same thread. What was shown is forgotten when a
+// protected call of the script's returns (pcall, xpcall, coroutine.resume): the error is handled,
+// and the same value raised again later is a new error.
+static const char bk_dbg_shown_thread_key = 0;  // registry[&key] = the thread the error unwinds
+static const char bk_dbg_shown_value_key = 0;   // registry[&key] = the error value last stopped on
+
+// Whether the value at `index` is the error last stopped on, unwinding `thread`.
+static int bk_dbg_shown(lua_State *L, lua_State *thread, int index) {
+    if (!lua_checkstack(L, 2)) return 0;
+    index = lua_absindex(L, index);
+    int same = lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_dbg_shown_thread_key) == LUA_TTHREAD &&
+               lua_tothread(L, -1) == thread;
+    lua_pop(L, 1);
+    if (!same) return 0;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_dbg_shown_value_key);
+    same = lua_rawequal(L, -1, index);
+    lua_pop(L, 1);
+    return same;
+}
+
+static void bk_dbg_remember_shown(lua_State *L, lua_State *thread, int index) {
+    if (!lua_checkstack(L, 2)) return;
+    index = lua_absindex(L, index);
+    lua_pushvalue(L, index);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_dbg_shown_value_key);
+    if (thread == L) {
+        lua_pushthread(L);
+    } else {
+        lua_pushthread(thread);
+        lua_xmove(thread, L, 1);
+    }
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_dbg_shown_thread_key);
+}
+
+// A protected call of the script's that ran on `thread` returned: the error it caught is handled.
+static void bk_dbg_forget_shown(lua_State *L, lua_State *thread) {
+    if (!lua_checkstack(L, 1)) return;
+    int on_thread = lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_dbg_shown_thread_key) == LUA_TTHREAD &&
+                    lua_tothread(L, -1) == thread;
+    lua_pop(L, 1);
+    if (!on_thread) return;
+    lua_pushnil(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_dbg_shown_thread_key);
+    lua_pushnil(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_dbg_shown_value_key);
+}
+
 // MARK: - pcall and xpcall seen by the "all" exception filter
 
 // An error caught by the script's pcall stops there only if someone looks before the stack unwinds:
@@ -432,6 +483,7 @@ static int bk_dbg_caught(lua_State *L) {
 static int bk_dbg_return_all(lua_State *L, int status, lua_KContext ctx) {
     (void)status;
     (void)ctx;
+    bk_dbg_forget_shown(L, L);
     return lua_gettop(L);
 }
 
@@ -442,7 +494,7 @@ static int bk_dbg_pcall(lua_State *L) {
     lua_pushcfunction(L, bk_dbg_caught);
     lua_insert(L, 3);
     lua_callk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, bk_dbg_return_all);
-    return lua_gettop(L);
+    return bk_dbg_return_all(L, LUA_OK, 0);
 }
 
 static int bk_dbg_xpcall(lua_State *L) {
@@ -453,7 +505,7 @@ static int bk_dbg_xpcall(lua_State *L) {
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_insert(L, 1);
     lua_callk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, bk_dbg_return_all);
-    return lua_gettop(L);
+    return bk_dbg_return_all(L, LUA_OK, 0);
 }
 
 static void bk_dbg_wrap_protected_calls(lua_State *L, bk_debugger *d) {
@@ -761,28 +813,38 @@ static int bk_dbg_native_sources(lua_State *L) {
     return 1;
 }
 
+// Post mortem: the thread at L's `thread` index died of the error at L's top (a task's, or a
+// coroutine of the script's); the agent reads that thread's stack as it was where it raised.
+static void bk_dbg_stop_post_mortem(lua_State *L, bk_debugger *d, int thread, const char *reason) {
+    if (!lua_checkstack(L, 6)) return;
+    thread = lua_absindex(L, thread);
+    int err = lua_gettop(L);
+    d->stop_depth = bk_dbg_depth(L);
+    d->in_agent = 1;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_debugger_agent_key);
+    lua_pushstring(L, reason);
+    lua_pushnil(L);
+    lua_pushinteger(L, 0);
+    lua_pushvalue(L, thread);
+    lua_pushvalue(L, err);
+    if (bk_pcall(L, 5, 0, 0) != LUA_OK) lua_pop(L, 1);
+    d->in_agent = 0;
+    d->eval_deadline = 0;
+    d->eval_tripped = 0;
+    bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);  // as after any stop: lines decided again
+}
+
 // taskFailed(co, err): a task's function raised err and nothing in the task caught it. Stops with
 // reason "exception" when a filter asks for it, post mortem: co is dead, its stack as it was where
 // err was raised (the agent reads it with the debug library's thread forms).
 static int bk_dbg_native_task_failed(lua_State *L) {
     bk_debugger *d = bk_dbg_self(L);
     int filters = __atomic_load_n(&d->exceptions, __ATOMIC_RELAXED);
-    if (d->in_agent || !(filters & (BK_DEBUG_UNCAUGHT | BK_DEBUG_ALL)) || lua_tothread(L, 1) == NULL) return 0;
+    lua_State *co = lua_tothread(L, 1);
+    if (d->in_agent || !(filters & (BK_DEBUG_UNCAUGHT | BK_DEBUG_ALL)) || co == NULL) return 0;
     lua_settop(L, 2);
-    if (!lua_checkstack(L, 6)) return 0;
-    d->stop_depth = bk_dbg_depth(L);
-    d->in_agent = 1;
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_debugger_agent_key);
-    lua_pushliteral(L, "exception-task");
-    lua_pushnil(L);
-    lua_pushinteger(L, 0);
-    lua_pushvalue(L, 1);
-    lua_pushvalue(L, 2);
-    if (bk_pcall(L, 5, 0, 0) != LUA_OK) lua_pop(L, 1);
-    d->in_agent = 0;
-    d->eval_deadline = 0;
-    d->eval_tripped = 0;
-    bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);  // as after any stop: lines decided again
+    if (bk_dbg_shown(L, co, 2)) return 0;  // stopped already where a helper caught it in the task
+    bk_dbg_stop_post_mortem(L, d, 1, "exception-task");
     return 0;
 }
 
@@ -833,12 +895,53 @@ void bk_debugger_exception(lua_State *L, int uncaught) {
     lua_pop(L, 1);
     int filters = __atomic_load_n(&d->exceptions, __ATOMIC_RELAXED);
     if (d->in_agent || !(filters & (uncaught ? (BK_DEBUG_UNCAUGHT | BK_DEBUG_ALL) : BK_DEBUG_ALL))) return;
-    if (!lua_checkstack(L, 6)) return;
+    if (!lua_checkstack(L, 6) || bk_dbg_shown(L, L, -1)) return;
     // The error value is on top: the agent reads it as the handler's argument (level 1).
     int line = 0;
     lua_Debug ar;
     if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "l", &ar)) line = ar.currentline;
     bk_dbg_call_agent(L, d, uncaught ? "exception" : "exception-caught", NULL, line);
+    bk_dbg_remember_shown(L, L, -1);
+}
+
+void bk_debugger_resume_ended(lua_State *L, lua_State *co, int status, void *context) {
+    bk_debugger *d = context;
+    if (d == NULL || d->in_agent) return;  // an evaluation's own coroutines
+    // The tasks engine's resumes (bk/ code) are its own: a task's step waits for the task, and a
+    // task's error is reported as the task's (taskFailed).
+    lua_Debug caller;
+    if (lua_getstack(L, 1, &caller) && lua_getinfo(L, "S", &caller) && bk_dbg_hidden(caller.source)) return;
+    // A step bound to co goes on in L, which co gave control back to: stepping out of (or over
+    // the end of) a coroutine's function stops in its resumer, as a step out of a function stops
+    // in its caller; so does a step over a yield (the coroutine may never be resumed).
+    if (__atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) != BK_STEP_NONE && d->step_L == co) {
+        d->step_L = L;
+        __atomic_store_n(&d->step_mode, BK_STEP_IN, __ATOMIC_RELAXED);
+        bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
+    }
+    if (status == LUA_OK || status == LUA_YIELD || lua_gettop(co) < 1) return;
+    if (!lua_checkstack(L, 2) || !lua_checkstack(co, 2)) return;
+    // resume (or wrap) caught the error: the `all` filter stops on it, once.
+    lua_pushthread(co);  // as the debug library reads another thread: room checked, then moved
+    lua_xmove(co, L, 1);
+    lua_pushvalue(co, -1);
+    lua_xmove(co, L, 1);
+    int filters = __atomic_load_n(&d->exceptions, __ATOMIC_RELAXED);
+    if ((filters & BK_DEBUG_ALL) && !bk_dbg_shown(L, co, -1)) {
+        bk_dbg_stop_post_mortem(L, d, -2, "exception-coroutine");
+        bk_dbg_remember_shown(L, co, -1);  // until resume returns it or wrap raises it again
+    }
+    lua_pop(L, 2);
+}
+
+void bk_debugger_error_moved(lua_State *L, lua_State *from, int raised) {
+    if (!lua_checkstack(L, 1)) return;
+    int shown = lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_dbg_shown_thread_key) == LUA_TTHREAD &&
+                lua_tothread(L, -1) == from;
+    lua_pop(L, 1);
+    if (!shown) return;
+    if (raised) bk_dbg_remember_shown(L, L, -1);
+    else bk_dbg_forget_shown(L, from);
 }
 
 void bk_debugger_stdio(int unbuffered) {

@@ -457,6 +457,8 @@ static int bk_auxresume(lua_State *L, lua_State *co, int narg) {
     bk_running = previous;
     bk_running_rt = previous_rt;
     bk_hook_resumed(L);
+    if (rt != NULL && rt->hook_clients[BK_HOOK_DEBUGGER].fn != NULL)
+        bk_debugger_resume_ended(L, co, status, rt->hook_clients[BK_HOOK_DEBUGGER].context);
     if (status == LUA_OK || status == LUA_YIELD) {
         if (!lua_checkstack(L, nres + 1)) {
             lua_pop(co, nres);
@@ -480,6 +482,7 @@ static int bk_co_resume(lua_State *L) {
     lua_State *co = bk_getco(L);
     int r = bk_auxresume(L, co, lua_gettop(L) - 1);
     if (r < 0) {
+        bk_debugger_error_moved(L, co, 0);
         lua_pushboolean(L, 0);
         lua_insert(L, -2);
         return 2;
@@ -503,6 +506,7 @@ static int bk_co_auxwrap(lua_State *L) {
             lua_insert(L, -2);
             lua_concat(L, 2);
         }
+        bk_debugger_error_moved(L, co, 1);
         return lua_error(L);
     }
     return r;

@@ -568,6 +568,130 @@ def exception_breakpoints_all_stop_in_a_tasks_helper_block_and_where_the_task_ra
         c.close()
 
 
+COROUTINE_STEPS = """local co = coroutine.wrap(function()
+  local a = 1   -- CO_BP
+  return a      -- CO_RET
+end)
+local r = co()
+print("back", r)          -- AFTER_WRAP
+local gen = coroutine.create(function()
+  coroutine.yield(1)      -- YIELD
+  print("never")
+end)
+coroutine.resume(gen)
+coroutine.close(gen)      -- AFTER_RESUME
+print("end")
+"""
+
+
+@case
+def a_step_that_leaves_a_coroutine_by_return_or_yield_stops_in_its_resumer():
+    path = script("costeps.lua", COROUTINE_STEPS)
+    # stepOut of a coroutine.wrap body; then next over a yield whose coroutine is never resumed.
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "CO_BP"), line_of(path, "YIELD")]})
+        e = c.stopped("breakpoint")
+        c.step("stepOut", e["threadId"])
+        e = c.stopped("step", timeout=10)
+        f = c.frames(e["threadId"])
+        check(e["threadId"] == 1 and f[0]["line"] == line_of(path, "AFTER_WRAP"), "stepOut of the coroutine: %r %r" % (e, f[0]))
+        c.request("continue", {"threadId": 1})
+        e = c.stopped("breakpoint")
+        check(c.frames(e["threadId"])[0]["line"] == line_of(path, "YIELD"), "at the yield")
+        c.step("next", e["threadId"])
+        e = c.stopped("step", timeout=10)
+        f = c.frames(e["threadId"])
+        check(e["threadId"] == 1 and f[0]["line"] == line_of(path, "AFTER_RESUME"), "next over the yield: %r %r" % (e, f[0]))
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+    # next over the coroutine's last line (its return).
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "CO_BP")]})
+        e = c.stopped("breakpoint")
+        c.step("next", e["threadId"])
+        e = c.stopped("step")
+        check(c.frames(e["threadId"])[0]["line"] == line_of(path, "CO_RET"), "next in the coroutine")
+        c.step("next", e["threadId"])
+        e = c.stopped("step", timeout=10)
+        f = c.frames(e["threadId"])
+        check(e["threadId"] == 1 and f[0]["line"] == line_of(path, "AFTER_WRAP"), "next over the return: %r %r" % (e, f[0]))
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+COROUTINE_ERRORS = """local co = coroutine.create(function(x)
+  local y = x + 1
+  error("in coroutine " .. y)                      -- CO_RAISE
+end)
+local ok, err = coroutine.resume(co, 1)
+print("resumed", ok, err)
+local w = coroutine.wrap(function() error({ code = 3 }) end)   -- WRAP_RAISE
+local ok2, err2 = pcall(w)
+print("wrapped", ok2, err2.code)
+local t = bk.async(function()
+  bk.map({ 1 }, function() error("escapes the task") end)     -- TASK_BLOCK
+end)
+print("awaited", pcall(bk.await, t))
+"""
+
+
+def exception_stops(c, limit=12):
+    """Continues from each stop until the run exits: [(text, description, threadId, line)], code."""
+    seen = []
+    while len(seen) < limit:
+        e = c.events.get(timeout=20)
+        check(e is not None, "the session ended early: %r" % seen)
+        if e["event"] == "exited":
+            return seen, e["body"]["exitCode"]
+        if e["event"] == "stopped":
+            b = e["body"]
+            f = c.frames(b["threadId"])
+            seen.append((b.get("text", ""), b.get("description", ""), b["threadId"], f[0]["line"] if f else None))
+            c.request("continue", {"threadId": 1})
+    raise DAPError("more than %d stops: %r" % (limit, seen))
+
+
+@case
+def exception_breakpoints_all_stop_once_per_error_also_in_coroutines_the_script_resumes():
+    path = script("coerrors.lua", COROUTINE_ERRORS)
+    c = adapter()
+    try:
+        c.start(path, exceptions=["all"])
+        e = c.stopped("exception")
+        check("in coroutine 2" in e.get("text", "") and e["threadId"] != 1, "resume's error, in its thread: %r" % e)
+        f = c.frames(e["threadId"])
+        check(f[0]["line"] == line_of(path, "CO_RAISE"), "where raised: %r" % f[0])
+        check(c.evaluate("y", frame=f[0]["id"])["result"] == "2", "the coroutine's locals, post mortem")
+        c.request("continue", {"threadId": 1})
+        seen, code = exception_stops(c)
+        check(code == 0, "exit %r" % code)
+        check("resumed\tfalse\t" in c.output.get("stdout", "") and "wrapped\tfalse\t3" in c.output.get("stdout", ""),
+              "resume's and wrap's results unchanged: %r" % c.output)
+        wrapped = [x for x in seen if x[3] == line_of(path, "WRAP_RAISE")]
+        check(len(wrapped) == 1 and not any("error object" in x[0] and x[3] != line_of(path, "WRAP_RAISE") for x in seen),
+              "wrap's error stops once, where raised: %r" % seen)
+        block = [x for x in seen if "escapes the task" in x[0] and x[2] != 1]
+        check(len(block) == 1 and block[0][3] == line_of(path, "TASK_BLOCK"),
+              "the block's error stops once in the task, not again as the task's failure: %r" % seen)
+    finally:
+        c.close()
+    # uncaught: resume and pcall catch theirs; the task's error stops once, as the task's failure.
+    c = adapter()
+    try:
+        c.start(path, exceptions=["uncaught"])
+        seen, code = exception_stops(c)
+        check(code == 0, "exit %r" % code)
+        check(len(seen) == 1 and "escapes the task" in seen[0][0] and "task" in seen[0][1], "uncaught: %r" % seen)
+    finally:
+        c.close()
+
+
 @case
 def variables_show_frozen_and_observed_collections_and_bridged_objects_properties():
     path = script("collections.lua", """local frozen = bk.freeze(bk.array({ 10, 20, 30 }))

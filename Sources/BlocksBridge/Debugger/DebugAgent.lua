@@ -128,7 +128,8 @@ local frames, refs, refCount
 local FRAMES_READ = 1000
 local frameCount, unreadFrom
 -- The thread the frames are on: nil for the running one (levels counted from `stop`), or a task's
--- coroutine that died of an error (post mortem: its stack as it was where the error was raised).
+-- or a script's coroutine that died of an error (post mortem: its stack as it was where the error
+-- was raised).
 local failedThread
 
 -- The level, as seen by the caller of levelOf, of the function `offset` levels below `stop`.
@@ -789,8 +790,9 @@ end
 
 local function entry(reason, detail, line, co, err)
     refs, refCount, exception = {}, 0, nil
-    failedThread = reason == "exception-task" and co or nil
-    collectFrames(reason == "exception" or reason == "exception-caught" or reason == "exception-task")
+    local postMortem = reason == "exception-task" or reason == "exception-coroutine"
+    failedThread = postMortem and co or nil
+    collectFrames(postMortem or reason == "exception" or reason == "exception-caught")
     if frameCount == 0 then return end
     local threadId, threadName = currentThread(failedThread)
     -- A worker's stop stops that worker only; the main state's, every thread but the workers.
@@ -822,11 +824,13 @@ local function entry(reason, detail, line, co, err)
         body.text = errorText(value)
         exception = { text = body.text, breakMode = reason == "exception" and "unhandled" or "always",
                       typeName = type(value) }
-    elseif reason == "exception-task" then
+    elseif reason == "exception-task" or reason == "exception-coroutine" then
         body.reason = "exception"
-        body.description = "error in a task (nothing in the task catches it)"
+        body.description = reason == "exception-task" and "error in a task (nothing in the task catches it)"
+            or "error in a coroutine (its coroutine.resume or wrap catches it)"
         body.text = errorText(err)
-        exception = { text = body.text, breakMode = "unhandled", typeName = type(err) }
+        exception = { text = body.text, breakMode = reason == "exception-task" and "unhandled" or "always",
+                      typeName = type(err) }
     end
     host.stopped(json(body), threadId, threadName)
     serve()

@@ -52,6 +52,14 @@ int bk_debugger_pushnatives(lua_State *L, bk_debugger *d);
 /// Called where an error is raised (a message handler): stops with reason "exception" when the
 /// filters ask for it (`uncaught`: the handler is the top level's). Leaves the stack as it was.
 void bk_debugger_exception(lua_State *L, int uncaught);
+/// A coroutine of the script's (coroutine.resume, coroutine.wrap) gave control back to L, having
+/// returned, yielded or raised (`status`, lua_resume's): a step bound to it goes on in L, and an
+/// error it raised stops under the `all` filter. `context`: the debugger's hook client's.
+void bk_debugger_resume_ended(lua_State *L, lua_State *co, int status, void *context);
+/// The error `from` died of left it: returned by coroutine.resume (`raised` 0: handled), or raised
+/// again in L by coroutine.wrap (`raised` 1: the value on L's top, which the debugger stopped on
+/// already if it stopped on the coroutine's). Raises only a memory error.
+void bk_debugger_error_moved(lua_State *L, lua_State *from, int raised);
 /// Pushes the attached debugger's watcher of tasks (the agent's onTask; the tasks engine calls it
 /// as tasks start, fail and end), or nil when no debugger is attached. Never raises.
 void bk_debugger_push_task_observer(lua_State *L);
