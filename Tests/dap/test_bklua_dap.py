@@ -568,12 +568,14 @@ def exception_breakpoints_all_stop_in_a_tasks_helper_block_and_where_the_task_ra
         c.close()
 
 
-COROUTINE_STEPS = """local co = coroutine.wrap(function()
+COROUTINE_STEPS = """local function body()
   local a = 1   -- CO_BP
   return a      -- CO_RET
-end)
-local r = co()
+end
+local r = coroutine.wrap(body)()
 print("back", r)          -- AFTER_WRAP
+local r2 = coroutine.wrap(body)()
+print("back again", r2)   -- AFTER_WRAP2
 local gen = coroutine.create(function()
   coroutine.yield(1)      -- YIELD
   print("never")
@@ -584,41 +586,34 @@ print("end")
 """
 
 
+def step_to_main(c, command, thread, path, marker):
+    """Steps `thread` and checks that the stop is in the main code at `marker`'s line."""
+    c.step(command, thread)
+    e = c.stopped("step", timeout=10)
+    f = c.frames(e["threadId"])
+    check(e["threadId"] == 1 and f[0]["line"] == line_of(path, marker), "%s to %s: %r %r" % (command, marker, e, f[0]))
+
+
 @case
 def a_step_that_leaves_a_coroutine_by_return_or_yield_stops_in_its_resumer():
     path = script("costeps.lua", COROUTINE_STEPS)
-    # stepOut of a coroutine.wrap body; then next over a yield whose coroutine is never resumed.
     c = adapter()
     try:
         c.start(path, breakpoints={path: [line_of(path, "CO_BP"), line_of(path, "YIELD")]})
-        e = c.stopped("breakpoint")
-        c.step("stepOut", e["threadId"])
-        e = c.stopped("step", timeout=10)
-        f = c.frames(e["threadId"])
-        check(e["threadId"] == 1 and f[0]["line"] == line_of(path, "AFTER_WRAP"), "stepOut of the coroutine: %r %r" % (e, f[0]))
-        c.request("continue", {"threadId": 1})
-        e = c.stopped("breakpoint")
-        check(c.frames(e["threadId"])[0]["line"] == line_of(path, "YIELD"), "at the yield")
-        c.step("next", e["threadId"])
-        e = c.stopped("step", timeout=10)
-        f = c.frames(e["threadId"])
-        check(e["threadId"] == 1 and f[0]["line"] == line_of(path, "AFTER_RESUME"), "next over the yield: %r %r" % (e, f[0]))
-        c.request("continue", {"threadId": 1})
-        check(c.finish() == 0, "exit")
-    finally:
-        c.close()
-    # next over the coroutine's last line (its return).
-    c = adapter()
-    try:
-        c.start(path, breakpoints={path: [line_of(path, "CO_BP")]})
+        # next over the coroutine's last line (its return)
         e = c.stopped("breakpoint")
         c.step("next", e["threadId"])
         e = c.stopped("step")
         check(c.frames(e["threadId"])[0]["line"] == line_of(path, "CO_RET"), "next in the coroutine")
-        c.step("next", e["threadId"])
-        e = c.stopped("step", timeout=10)
-        f = c.frames(e["threadId"])
-        check(e["threadId"] == 1 and f[0]["line"] == line_of(path, "AFTER_WRAP"), "next over the return: %r %r" % (e, f[0]))
+        step_to_main(c, "next", e["threadId"], path, "AFTER_WRAP")
+        # stepOut of a coroutine.wrap body
+        c.request("continue", {"threadId": 1})
+        step_to_main(c, "stepOut", c.stopped("breakpoint")["threadId"], path, "AFTER_WRAP2")
+        # next over a yield whose coroutine is never resumed
+        c.request("continue", {"threadId": 1})
+        e = c.stopped("breakpoint")
+        check(c.frames(e["threadId"])[0]["line"] == line_of(path, "YIELD"), "at the yield")
+        step_to_main(c, "next", e["threadId"], path, "AFTER_RESUME")
         c.request("continue", {"threadId": 1})
         check(c.finish() == 0, "exit")
     finally:
