@@ -133,8 +133,9 @@ final class Gadget: LuaBridged, LuaConvertible {
     @Test func aStateProfiledAlreadyGivesAnEmptyProfile() throws {
         let lua = try scriptingState()
         var inner: LuaProfile?
+        // ~0.1 s of CPU, as above: a shorter loop could end before a loaded machine's sampler woke.
         let outer = try lua.profile {
-            inner = try lua.profile { try lua.run("local x = 0 for i = 1, 3e6 do x = x + i end") }
+            inner = try lua.profile { try lua.run("local x = 0 for i = 1, 2e7 do x = x + i end") }
         }
         #expect(inner?.sampleCount == 0)
         #expect(outer.sampleCount > 0)
