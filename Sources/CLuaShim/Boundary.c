@@ -385,6 +385,10 @@ static void bk_leave_lua(bk_lua_entry entry) {
         __atomic_store_n(&profiling->lua_depth, profiling->lua_depth - 1, __ATOMIC_RELAXED);
         __atomic_store_n(&profiling->swift, entry.swift, __ATOMIC_RELAXED);
         bk_hook_leave(entry.L, entry.running);
+        // The thread that called out to Swift goes on (a wait on the loop that ran this block):
+        // the debugger may have got breakpoints meanwhile, told only to the thread that ran then.
+        if (entry.running != NULL && entry.running != entry.L && bk_runtime_of(entry.running) == entry.rt)
+            bk_hook_resumed(entry.running);
     }
 }
 

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+// Levels a return looks down for a frame that needs its lines back (bk_dbg_on_return).
+#define BK_DEBUG_RETURN_WALK 64
 // Count events between two looks at `pause` (and an evaluation's deadline).
 #define BK_DEBUG_COUNT 1000
 #define BK_DEBUG_BUCKETS 256
@@ -643,9 +645,12 @@ static void bk_dbg_on_return(lua_State *L, lua_Debug *ar, bk_debugger *d) {
     int below = memo->L == L;
     // Without breakpoints no frame needs lines: no walk down the stack (each level read walks it
     // from the top, O(depth^2) at every return of a deep stack's error handler after a stop).
+    // With them, a walk looks BK_DEBUG_RETURN_WALK levels down at most; the frame where it gave up
+    // stands in as the memo (return events on) until it returns, and the walk goes on from there.
     if (!(d->attached_mask & LUA_MASKCALL)) below = 0;
     else for (int level = 2; !below && lua_getstack(L, level, &frame); level++) {
-        if (lua_getinfo(L, "S", &frame) && bk_dbg_needs_lines(L, &frame, d, NULL)) {
+        if (level - 2 >= BK_DEBUG_RETURN_WALK ||
+            (lua_getinfo(L, "S", &frame) && bk_dbg_needs_lines(L, &frame, d, NULL))) {
             memo->L = L;
             memo->frame = frame.i_ci;
             below = 1;

@@ -404,6 +404,51 @@ print("ticks", ticks > 0)
         c.close()
 
 
+SLEEP_LOOP = """local function loop()
+  local n = 0
+  while n < 200 do
+    bk.sleep(0.02)
+    n = n + 1          -- LOOP
+  end
+  return n
+end
+if ... == "worker" then print(bk.await(bk.worker(loop))) else print(loop()) end
+"""
+
+
+@case
+def the_first_breakpoint_set_while_a_loop_waits_in_bk_sleep_hits_in_main_a_worker_and_on_attach():
+    # No breakpoint before: the poke lands in the loop's own code while the waiting function sits
+    # on the main thread's (or the worker's) stack, which must still get its line events.
+    path = script("sleep_loop.lua", SLEEP_LOOP)
+    line = line_of(path, "LOOP")
+    for where in ("main", "worker"):
+        c = adapter()
+        try:
+            c.start(path, args=[where])
+            time.sleep(0.3)
+            c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": [{"line": line}]})
+            e = c.stopped("breakpoint")
+            check(c.frames(e["threadId"])[0]["line"] == line and (e["threadId"] == 1) == (where == "main"),
+                  "%s: %r" % (where, e))
+        finally:
+            c.close()
+    # An editor attaching to the running loop (no --dap-wait) sets the breakpoint as it configures.
+    process, port = listen(path, wait=False)
+    c = Client.connect(port, process=process)
+    try:
+        time.sleep(0.3)
+        c.initialize()
+        c.request("attach", {})
+        c.configure({path: [line]})
+        e = c.stopped("breakpoint")
+        check(c.frames(e["threadId"])[0]["line"] == line, "attached: %r" % e)
+    finally:
+        c.close()
+        process.kill()
+        process.wait()
+
+
 EXCEPTIONS = """local ok, err = pcall(function()
   error("caught one")                  -- CAUGHT
 end)
@@ -1035,6 +1080,52 @@ print("deep", rec(5000))
             check(code == (0 if filter_name == "all" else 1), "%s: exit %r" % (filter_name, code))
         finally:
             c.close()
+
+
+@case
+def with_breakpoints_set_a_stack_overflow_unwinds_quickly_and_deep_returns_get_their_lines_back():
+    # With breakpoints, call events are on, and each return looks down the stack for a frame that
+    # needs its lines back: looking all the way down 200,000 frames at each return never ended.
+    path = script("overflow_bp.lua", """local function rec(n) return 1 + rec(n + 1) end
+local function never()
+  return 1   -- NEVER
+end
+print(pcall(rec, 1))
+print("end")
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "NEVER")]}, exceptions=["all"])
+        e = c.stopped("exception", timeout=30)
+        c.request("continue", {"threadId": e["threadId"]})
+        check(c.finish() == 0, "exit")
+        check("stack overflow" in c.output.get("stdout", ""), "output: %r" % c.output)
+    finally:
+        c.close()
+    # The look down stops after some levels: a frame that needs its lines back below more levels
+    # than that still gets them when the returns reach it.
+    path = script("deep_return.lua", """local function hasBreakpoint()
+  local x = 1   -- FIRST
+  return x
+end
+local function deep(n) if n == 0 then return hasBreakpoint() + 0 end return deep(n - 1) + 0 end
+local function top()
+  local v = deep(300)
+  return v      -- SECOND
+end
+print(top())
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "FIRST"), line_of(path, "SECOND")]})
+        c.stopped("breakpoint")
+        c.request("continue", {"threadId": 1})
+        c.stopped("breakpoint")
+        check(c.frames()[0]["line"] == line_of(path, "SECOND"), "back in top(): %r" % c.frames()[0])
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
 
 
 @case
