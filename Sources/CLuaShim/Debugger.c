@@ -83,6 +83,7 @@ struct bk_debugger {
     int step_mode;      // atomic (relaxed): the transport's thread ends a pending step (release)
     lua_State *step_L;  // NULL with BK_STEP_IN: the first line of any thread (entry)
     int step_depth;
+    int step_returned;  // the stepped frame returned: its caller stops at its next line or return
     int stop_depth;
     int entry;          // the reason of the next step stop: BK_STOP_STEP, _ENTRY or _PAUSE
     double eval_deadline;
@@ -634,6 +635,25 @@ static void bk_dbg_on_call(lua_State *L, lua_Debug *ar, bk_debugger *d) {
 // A return (`ar`: the returning function, level 0): the caller's line events as it needs them;
 // return events stay on only while some frame below needs its lines back.
 static void bk_dbg_on_return(lua_State *L, lua_Debug *ar, bk_debugger *d) {
+    // A next or stepOut whose frame returned stops at the caller's next line; a caller that
+    // returns before it has one (`return 1 + f(n - 1)`) stops as it returns, on the call's line.
+    int step_mode = __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED);
+    if ((step_mode == BK_STEP_OVER || step_mode == BK_STEP_OUT) && d->step_L == L) {
+        int depth = bk_dbg_depth(L);
+        if (!d->step_returned) {
+            d->step_returned = depth - 1 < d->step_depth;
+        } else if (depth < d->step_depth && lua_getinfo(L, "Sl", ar) && ar->currentline >= 0 &&
+                   !bk_dbg_hidden(ar->source)) {
+            d->entry = BK_STOP_STEP;
+            __atomic_store_n(&d->step_mode, BK_STEP_NONE, __ATOMIC_RELAXED);
+            d->step_L = NULL;
+            bk_dbg_call_agent(L, d, "step", NULL, ar->currentline);
+            // Stopped as it returns: a next or stepOut from here has seen its frame return.
+            step_mode = __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED);
+            d->step_returned = (step_mode == BK_STEP_OVER || step_mode == BK_STEP_OUT) && d->step_L == L;
+            return;
+        }
+    }
     bk_dbg_memo *memo = bk_dbg_memo_of(d, L);
     if (memo->L == L && memo->frame == (const void *)ar->i_ci) memo->L = NULL;  // that frame leaves
     lua_Debug frame;
@@ -765,6 +785,7 @@ static int bk_dbg_native_step(lua_State *L) {
     __atomic_store_n(&d->step_mode, (int)mode, __ATOMIC_RELAXED);
     d->step_L = mode == BK_STEP_NONE ? NULL : L;
     d->step_depth = d->stop_depth;
+    d->step_returned = 0;
     d->entry = BK_STOP_STEP;
     return 0;
 }
@@ -921,6 +942,7 @@ void bk_debugger_resume_ended(lua_State *L, lua_State *co, int status, void *con
     // in its caller; so does a step over a yield (the coroutine may never be resumed).
     if (__atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) != BK_STEP_NONE && d->step_L == co) {
         d->step_L = L;
+        d->step_returned = 0;
         __atomic_store_n(&d->step_mode, BK_STEP_IN, __ATOMIC_RELAXED);
         bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
     }

@@ -203,6 +203,49 @@ print(a, b, c)
 
 
 @case
+def step_out_and_next_stop_in_a_caller_that_returns_on_the_line_of_its_call():
+    # The caller finishes on the call's line (no new line event there): it stops as it returns.
+    path = script("sameline.lua", """local function inner()
+  return 1                          -- INNER
+end
+local function outer() return 10 + inner() end   -- OUTER
+local x = outer()
+local function g(n)
+  if n == 0 then
+    return 0                        -- BASE
+  end
+  return 1 + g(n - 1)               -- RECURSE
+end
+print(x, g(3))
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "INNER"), line_of(path, "BASE")]})
+        c.stopped("breakpoint")
+        c.step("stepOut")
+        c.stopped("step")
+        f = c.frames()
+        check(f[0]["name"] == "outer" and f[0]["line"] == line_of(path, "OUTER"), "stepOut of inner: %r" % f[0])
+        c.request("continue", {"threadId": 1})
+        c.stopped("breakpoint")
+        depth = len(c.frames())
+        c.step("stepOut")
+        c.stopped("step")
+        f = c.frames()
+        check(f[0]["line"] == line_of(path, "RECURSE") and len(f) == depth - 1, "stepOut of g(0): %r" % f[:2])
+        check(c.evaluate("n")["result"] == "1", "in g(1)")
+        c.step("next")
+        c.stopped("step")
+        f = c.frames()
+        check(f[0]["line"] == line_of(path, "RECURSE") and len(f) == depth - 2, "next out of g(1): %r" % f[:2])
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+        check("11\t3" in c.output.get("stdout", ""), "output: %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
 def pause_stops_an_endless_loop_and_set_variable_ends_it():
     path = script("endless.lua", """local running = true
 local n = 0
