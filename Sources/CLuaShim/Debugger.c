@@ -540,20 +540,41 @@ static void bk_dbg_wrap_protected_calls(lua_State *L, bk_debugger *d) {
 
 // Calls the agent: agent(reason, detail, line). The agent decides (a condition, a log point) and,
 // when it stops, answers requests until the client resumes; it sets the next step itself.
+// Runs the agent, pushed with its `nargs` arguments above it. The sandbox's limits hold while it
+// runs: the time stopped does not count against --time-limit, and the evaluations' instructions
+// (the debugger's own 5 s limit bounds them) do not count against --instruction-limit.
+static void bk_dbg_run_agent(lua_State *L, bk_debugger *d, int nargs) {
+    bk_runtime *rt = bk_runtime_of(L);
+    double since = bk_dbg_now(), deadline = rt != NULL ? rt->deadline : 0;
+    long long used = rt != NULL ? rt->instructions_used : 0;
+    const char *tripped = rt != NULL ? rt->tripped : NULL;
+    if (rt != NULL) rt->deadline = 0;
+    d->in_agent = 1;
+    if (bk_pcall(L, nargs, 0, 0) != LUA_OK) lua_pop(L, 1);
+    d->in_agent = 0;
+    d->eval_deadline = 0;
+    d->eval_tripped = 0;
+    if (rt != NULL) {
+        if (deadline > 0) rt->deadline = deadline + (bk_dbg_now() - since);
+        rt->instructions_used = used;
+        // An evaluation that ran over the budget ended with its error (an interrupt stays).
+        if (tripped == NULL && rt->tripped != NULL && strcmp(rt->tripped, "instruction limit exceeded") == 0) {
+            rt->tripped = NULL;
+            bk_hook_refresh(L);  // a tripped thread counted by 1
+        }
+    }
+    // Breakpoints may have changed while stopped: the line handler decides again from here.
+    bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
+}
+
 static void bk_dbg_call_agent(lua_State *L, bk_debugger *d, const char *reason, const char *detail, int line) {
     if (!lua_checkstack(L, 5)) return;
     d->stop_depth = bk_dbg_depth(L);
-    d->in_agent = 1;
     lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_debugger_agent_key);
     lua_pushstring(L, reason);
     if (detail != NULL) lua_pushstring(L, detail); else lua_pushnil(L);
     lua_pushinteger(L, line);
-    if (bk_pcall(L, 3, 0, 0) != LUA_OK) lua_pop(L, 1);
-    d->in_agent = 0;
-    d->eval_deadline = 0;
-    d->eval_tripped = 0;
-    // Breakpoints may have changed while stopped: the line handler decides again from here.
-    bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
+    bk_dbg_run_agent(L, d, 3);
 }
 
 static void bk_dbg_refresh(lua_State *L, bk_debugger *d) {
@@ -846,18 +867,13 @@ static void bk_dbg_stop_post_mortem(lua_State *L, bk_debugger *d, int thread, co
     thread = lua_absindex(L, thread);
     int err = lua_gettop(L);
     d->stop_depth = bk_dbg_depth(L);
-    d->in_agent = 1;
     lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_debugger_agent_key);
     lua_pushstring(L, reason);
     lua_pushnil(L);
     lua_pushinteger(L, 0);
     lua_pushvalue(L, thread);
     lua_pushvalue(L, err);
-    if (bk_pcall(L, 5, 0, 0) != LUA_OK) lua_pop(L, 1);
-    d->in_agent = 0;
-    d->eval_deadline = 0;
-    d->eval_tripped = 0;
-    bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);  // as after any stop: lines decided again
+    bk_dbg_run_agent(L, d, 5);
 }
 
 // taskFailed(co, err): a task's function raised err and nothing in the task caught it. Stops with

@@ -845,8 +845,9 @@ print("done")
 # ---------------------------------------------------------------------------------------------
 # TCP
 
-def listen(script_path, *extra, wait=True):
-    args = [BKLUA, "--dap-listen", "0"] + (["--dap-wait"] if wait else []) + [script_path] + list(extra)
+def listen(script_path, *extra, wait=True, options=()):
+    """bklua --dap-listen 0 [--dap-wait] OPTIONS script EXTRA: the process and its port."""
+    args = [BKLUA, "--dap-listen", "0"] + (["--dap-wait"] if wait else []) + list(options) + [script_path] + list(extra)
     process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     line = process.stderr.readline().decode()
     m = re.search(r"listening on [\d.]+:(\d+)", line)
@@ -934,9 +935,7 @@ end
 local n = 0
 while true do n = n + 1 end
 """)
-    args = [BKLUA, "--dap-listen", "0", "--dap-wait", "--time-limit", "0.5", path]
-    process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    port = int(re.search(r":(\d+)", process.stderr.readline().decode()).group(1))
+    process, port = listen(path, options=["--time-limit", "0.5"])
     c = Client.connect(port, process=process)
     try:
         c.initialize()
@@ -948,6 +947,37 @@ while true do n = n + 1 end
         check("time limit exceeded" in err, "stderr: %r" % err)
     finally:
         c.close()
+
+
+@case
+def time_stopped_and_evaluations_do_not_count_against_the_limits():
+    path = script("limits_stopped.lua", """local s = 0
+for i = 1, 10 do s = s + i end
+s = s + 1   -- BP
+for i = 1, 1e5 do s = s + i end
+print("done", s)
+""")
+    for options in (["--time-limit", "1"], ["--instruction-limit", "2000000"]):
+        process, port = listen(path, options=options)
+        c = Client.connect(port, process=process)
+        try:
+            c.initialize()
+            c.request("attach", {})
+            c.configure({path: [line_of(path, "BP")]})
+            c.stopped("breakpoint")
+            if options[0] == "--time-limit":
+                time.sleep(1.5)  # a user looking at the stop, longer than the whole limit
+            else:  # an evaluation over the budget fails on its own; the script's budget is as it was
+                r = c.evaluate("(function() local s = 0 for i = 1, 5e6 do s = s + i end return s end)()", ok=False)
+                check(not r["success"] or "limit" in r["body"].get("result", ""), "evaluate: %r" % r)
+            c.request("continue", {"threadId": 1})
+            out, err = process.communicate(timeout=20)
+            check(process.returncode == 0 and b"done" in out, "%s: %r %r %r" % (options, process.returncode, out, err))
+        finally:
+            c.close()
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
 
 @case
