@@ -548,10 +548,14 @@ static void bk_dbg_run_agent(lua_State *L, bk_debugger *d, int nargs) {
     double since = bk_dbg_now(), deadline = rt != NULL ? rt->deadline : 0;
     long long used = rt != NULL ? rt->instructions_used : 0;
     const char *tripped = rt != NULL ? rt->tripped : NULL;
-    if (rt != NULL) rt->deadline = 0;
+    if (rt != NULL) {
+        rt->deadline = 0;
+        rt->debugger_stopped++;
+    }
     d->in_agent = 1;
     if (bk_pcall(L, nargs, 0, 0) != LUA_OK) lua_pop(L, 1);
     d->in_agent = 0;
+    if (rt != NULL) rt->debugger_stopped--;
     d->eval_deadline = 0;
     d->eval_tripped = 0;
     if (rt != NULL) {

@@ -1051,6 +1051,35 @@ def evaluate_that_raises_yields_loops_or_collects_never_breaks_the_session():
 
 
 @case
+def an_evaluation_cannot_run_the_loop_behind_the_stopped_scripts_back():
+    # bk.sleep in an evaluation ran the loop: the script's other tasks and timers ran inside the
+    # stop, under the evaluation's time limit, which killed a task that ran long.
+    path = script("eval_loop.lua", """local ticks = 0
+local t = bk.async(function()
+  bk.sleep(0.01)
+  ticks = ticks + 1
+  return "done"
+end)
+local x = 1   -- STOP
+local result = bk.await(t)
+print("end", ticks, result)
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "STOP")]})
+        c.stopped("breakpoint")
+        r = c.evaluate("bk.sleep(0.1)", ok=False)
+        text = r.get("message") or r.get("body", {}).get("result", "")
+        check("cannot wait on the loop while stopped in the debugger" in text, "evaluate: %r" % r)
+        check(c.evaluate("ticks")["result"] == "0", "the task did not run during the stop")
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+        check("end\t1\tdone" in c.output.get("stdout", ""), "output: %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
 def conditions_that_raise_yield_or_loop_stop_with_a_message_and_the_run_goes_on():
     path = script("badcond.lua", """local hits = 0
 for i = 1, 4 do

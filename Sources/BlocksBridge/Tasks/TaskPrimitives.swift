@@ -21,6 +21,11 @@ enum TaskPrimitives {
             if loop.isInBackgroundBlock {
                 throw .message("cannot wait on the loop from a block of another queue")
             }
+            // Running the loop from a debugger's evaluation would run the stopped script's other
+            // tasks and timers behind its back (and the evaluation's time limit would kill them).
+            if stack.runtime.pointee.debugger_stopped > 0 {
+                throw .message("cannot wait on the loop while stopped in the debugger")
+            }
             let seconds = stack.toNumber(2)
             let outcome = loop.run(seconds: seconds) {
                 let done = stack.rawGet(1, 1) != .nil

@@ -81,6 +81,8 @@ typedef struct bk_runtime {
     unsigned long os_thread;      // atomic: the pthread running this state's Lua now, or 0
     int hook_restarts;            // count hooks restarted since the last count event (Hook.c)
     bk_hook_client hook_clients[BK_HOOK_SLOTS];
+    int debugger_stopped;         // a debugger's stop is being served on this state's thread:
+                                  // its evaluations must not run the loop (Debugger.c)
 } bk_runtime;
 
 /// The life of a state, one state machine (Swift's `LuaStateLife` names it): open, then closing
