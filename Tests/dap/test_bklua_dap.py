@@ -1650,7 +1650,7 @@ print("total", n)
 
 
 @case
-def exception_breakpoints_all_stop_a_worker_and_a_pool_block_on_their_own_threads():
+def exception_breakpoints_all_and_uncaught_stop_a_worker_and_a_pool_block_on_their_own_threads():
     path = script("worker_errors.lua", """local w = bk.worker(function()
   local t = nil
   return t.x             -- WORKER-ERR
@@ -1667,28 +1667,30 @@ local ok, e = pcall(bk.worker(function(list)
 end, list).result)
 print("pool", ok)
 """)
-    c = adapter()
-    try:
-        c.start(path, exceptions=["all"])
-        stop = c.stopped("exception")
-        check(stop["threadId"] != 1 and stop["allThreadsStopped"] is False and "local 't'" in stop["text"],
-              "the worker's error: %r" % stop)
-        check(c.frames(stop["threadId"])[0]["line"] == line_of(path, "WORKER-ERR"), "where the worker raised")
-        c.request("continue", {"threadId": stop["threadId"]})
-        while True:
+    # Nothing in a worker's state catches what its function or a pool block raises: uncaught there.
+    for filter in ("all", "uncaught"):
+        c = adapter()
+        try:
+            c.start(path, exceptions=[filter])
             stop = c.stopped("exception")
-            if "sixty" in stop["text"]:
-                break
+            check(stop["threadId"] != 1 and stop["allThreadsStopped"] is False and "local 't'" in stop["text"],
+                  "the worker's error: %r" % stop)
+            check(c.frames(stop["threadId"])[0]["line"] == line_of(path, "WORKER-ERR"), "where the worker raised")
             c.request("continue", {"threadId": stop["threadId"]})
-        name, threads = thread_named(c, stop["threadId"])
-        check(name is not None and name.startswith("worker pool"), "a pool thread: %r" % threads)
-        check(c.frames(stop["threadId"])[0]["line"] == line_of(path, "POOL-ERR"), "where the block raised")
-        c.request("setExceptionBreakpoints", {"filters": []})
-        c.request("continue", {"threadId": stop["threadId"]})
-        check(c.finish() == 0, "exit")
-        check("pool\tfalse" in c.output.get("stdout", ""), "the pool's error reached the caller: %r" % c.output)
-    finally:
-        c.close()
+            while True:
+                stop = c.stopped("exception")
+                if "sixty" in stop["text"]:
+                    break
+                c.request("continue", {"threadId": stop["threadId"]})
+            name, threads = thread_named(c, stop["threadId"])
+            check(name is not None and name.startswith("worker pool"), "a pool thread: %r" % threads)
+            check(c.frames(stop["threadId"])[0]["line"] == line_of(path, "POOL-ERR"), "where the block raised")
+            c.request("setExceptionBreakpoints", {"filters": []})
+            c.request("continue", {"threadId": stop["threadId"]})
+            check(c.finish() == 0, "exit")
+            check("pool\tfalse" in c.output.get("stdout", ""), "the pool's error reached the caller: %r" % c.output)
+        finally:
+            c.close()
 
 
 def main():

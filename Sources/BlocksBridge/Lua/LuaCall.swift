@@ -12,6 +12,14 @@ extension LuaStack {
         return lua_gettop(L)
     }
 
+    /// Pushes the message handler for a function at the top of a state of its own (a worker's
+    /// function, a pool state's block): nothing in Lua catches its error there, so a debugger's
+    /// `uncaught` filter stops where it was raised. Otherwise as `pushMessageHandler`.
+    public func pushUncaughtMessageHandler() -> Int32 {
+        bk_pushcfunction(L, bk_hostcalltraceback)
+        return lua_gettop(L)
+    }
+
     /// Calls the function below its `arguments` in protected mode. On failure the error value
     /// (with traceback when `handler` is the bridge's) is on top and the Lua status is returned.
     /// The caller's slots are checked after the call, as `callBlock` does.

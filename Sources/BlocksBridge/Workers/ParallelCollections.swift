@@ -306,7 +306,7 @@ enum ParallelCollections {
         let result = worker.top
         worker.pushNull()
         let null = worker.top
-        let handler = worker.pushMessageHandler()
+        let handler = worker.pushUncaughtMessageHandler()
         var walk = bk_walk(table: dictionary ? 3 : 2, keys: dictionary ? 2 : 0, block: 1, prefix: 0,
                            action: mapping ? BK_WALK_MAP : BK_WALK_DISCARD, result: result, null: null,
                            count: count, appended: 0, first: 1, returns: 0, base: 0, position: 0)

@@ -126,7 +126,7 @@ public final class Worker: LuaBridged, @unchecked Sendable {
                 defer { debugged?.detach(on: stack) }
                 state.resetLimits()
                 let arguments = stack.top - 1
-                _ = stack.pushMessageHandler()
+                _ = stack.pushUncaughtMessageHandler()
                 stack.insert(at: 1)
                 let status = stack.protectedCall(arguments: arguments, results: LUA_MULTRET, handler: 1)
                 stack.remove(at: 1)
