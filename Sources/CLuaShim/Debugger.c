@@ -627,6 +627,22 @@ static void bk_dbg_on_line(lua_State *L, lua_Debug *ar, bk_debugger *d) {
         bk_dbg_call_agent(L, d, "breakpoint", s->path, ar->currentline);
 }
 
+// Pushes the value a dotted name (`Shapes.area.square`, `obj:method`) reaches from the globals,
+// by raw reads only (no metamethod runs in the hook); returns whether it is a function.
+static int bk_dbg_push_named(lua_State *L, const char *name) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+    const char *part = name;
+    while (lua_istable(L, -1)) {
+        size_t n = strcspn(part, ".:");
+        lua_pushlstring(L, part, n);
+        lua_rawget(L, -2);
+        lua_remove(L, -2);
+        if (part[n] == '\0') return lua_isfunction(L, -1);
+        part += n + 1;
+    }
+    return 0;
+}
+
 // A call: line events on in a function that needs them, off in one that does not (return events
 // then stay on, so that the return to a caller that needs them switches them back on).
 static void bk_dbg_on_call(lua_State *L, lua_Debug *ar, bk_debugger *d) {
@@ -637,24 +653,31 @@ static void bk_dbg_on_call(lua_State *L, lua_Debug *ar, bk_debugger *d) {
         bk_dbg_set_extra(L, LUA_MASKRET);
     }
     if (__atomic_load_n(&d->function_count, __ATOMIC_RELAXED) == 0 || bk_dbg_hidden(ar->source)) return;
-    if (!lua_getinfo(L, "n", ar) || ar->name == NULL) return;
-    char name[256];
-    int found = 0;
+    // By identity: the called function is the one a breakpoint's name reaches now, however the
+    // call site names it (an alias, pcall(f), a helper's block). Names copied under the lock.
+    char names[4096];
+    int count = 0;
+    size_t used = 0;
     pthread_mutex_lock(&d->lock);
     const char *p = d->functions;
     for (int i = 0; i < d->function_count; i++, p += strlen(p) + 1) {
-        const char *last = strrchr(p, '.');
-        const char *tail = strrchr(p, ':');
-        if (tail != NULL && (last == NULL || tail > last)) last = tail;
-        last = last != NULL ? last + 1 : p;
-        if (strcmp(last, ar->name) == 0 && strlen(p) < sizeof name) {
-            strcpy(name, p);
-            found = 1;
-            break;
-        }
+        size_t n = strlen(p) + 1;
+        if (used + n > sizeof names) break;
+        memcpy(names + used, p, n);
+        used += n;
+        count++;
     }
     pthread_mutex_unlock(&d->lock);
-    if (found) bk_dbg_call_agent(L, d, "function", name, ar->linedefined);
+    if (count == 0 || !lua_checkstack(L, 3) || !lua_getinfo(L, "f", ar)) return;
+    int called = lua_gettop(L);
+    const char *found = NULL;
+    p = names;
+    for (int i = 0; i < count && found == NULL; i++, p += strlen(p) + 1) {
+        if (bk_dbg_push_named(L, p) && lua_rawequal(L, -1, called)) found = p;
+        lua_settop(L, called);
+    }
+    lua_pop(L, 1);
+    if (found != NULL) bk_dbg_call_agent(L, d, "function", found, ar->linedefined);
 }
 
 // A return (`ar`: the returning function, level 0): the caller's line events as it needs them;

@@ -312,6 +312,7 @@ function greet(name)
 end
 local alias = greet
 print(Shapes.area.square(3), greet("a"))
+print(alias("b"), pcall(greet, "c"), bk.map({ "d" }, greet)[1])
 """)
     c = adapter()
     try:
@@ -319,9 +320,11 @@ print(Shapes.area.square(3), greet("a"))
         c.stopped("function breakpoint")
         f = c.frames()
         check(f[0]["line"] == line_of(path, "SQUARE") - 1 or f[0]["line"] == line_of(path, "SQUARE"), "square: %r" % f[0])
-        c.request("continue", {"threadId": 1})
-        c.stopped("function breakpoint")
-        check(c.frames()[0]["name"] == "greet", "greet: %r" % c.frames()[0])
+        # greet by its name, then through an alias, pcall and a helper's block: the same function.
+        for how in ("greet", "alias", "pcall", "bk.map"):
+            c.request("continue", {"threadId": 1})
+            c.stopped("function breakpoint")
+            check(c.frames()[0]["line"] in (line_of(path, "GREET") - 1, line_of(path, "GREET")), "%s: %r" % (how, c.frames()[0]))
         c.request("continue", {"threadId": 1})
         check(c.finish() == 0, "exit")
     finally:
