@@ -4,6 +4,7 @@
 Run: python3 Tests/dap/test_bklua_dap.py [name-filter]   (BKLUA names the binary)
 Prints one line per case and "N passed, N failed"; exits non-zero on a failure.
 """
+import json
 import os
 import re
 import shutil
@@ -1293,6 +1294,35 @@ print("end")
         c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
         c.request("continue", {"threadId": 1})
         check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
+def long_texts_are_clipped_and_luas_own_slots_cannot_be_set():
+    path = script("clipped.lua", """local named = setmetatable({}, { __name = string.rep("n", 100000) })
+local s = 0
+for i = 1.0, 3.0 do
+  s = s + i                           -- LOOP
+end
+error(string.rep("e", 1000000))       -- RAISE
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "LOOP")]}, exceptions=["uncaught"])
+        c.stopped("breakpoint")
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        scope = c.scopes(c.frames()[0]["id"])["Locals"]["variablesReference"]
+        names = {v["name"]: v for v in c.variables(scope)}
+        check(len(names["named"]["value"]) < 300, "a 100,000-character __name: %d" % len(names["named"]["value"]))
+        r = c.request("setVariable", {"variablesReference": scope, "name": "(for state)", "value": '"x"'}, ok=False)
+        check(not r["success"], "Lua's own loop slot set: %r" % r)
+        c.request("continue", {"threadId": 1})
+        e = c.stopped("exception")
+        info = c.request("exceptionInfo", {"threadId": e["threadId"]})["body"]
+        check(len(e.get("text", "")) < 5000 and len(json.dumps(info)) < 20000, "a 1 MB error: %d, %d" % (len(e.get("text", "")), len(json.dumps(info))))
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 1, "exit")
     finally:
         c.close()
 

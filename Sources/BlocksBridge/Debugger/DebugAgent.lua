@@ -63,10 +63,10 @@ local function clip(s, n)
     return s
 end
 
-local function kindName(v)  -- a metatable's __name (raw), as bridged objects and bk kinds have
+local function kindName(v)  -- a metatable's __name (raw, clipped), as bridged objects and bk kinds have
     local mt = getmetatable(v)
     local name = type(mt) == "table" and rawget(mt, "__name")
-    return type(name) == "string" and name or nil
+    return type(name) == "string" and clip(name, 200) or nil
 end
 
 -- What a table shows: a frozen view's contents (the view itself is empty), an observed table's raw
@@ -112,8 +112,9 @@ local function describe(v)
     return (kindName(v) or t) .. ": " .. address(v)
 end
 
+-- An error's text for `stopped` and exceptionInfo: clipped (a 20 MB message went out whole, twice).
 local function errorText(e)
-    if type(e) == "string" then return e end
+    if type(e) == "string" then return clip(e, 4000) end
     return "error object: " .. describe(e)
 end
 
@@ -630,6 +631,10 @@ function handlers.setVariable(args)
     if not entry then error("no such variables reference", 0) end
     local name, code = args.name, args.value
     if type(name) ~= "string" or type(code) ~= "string" then error("name and value expected", 0) end
+    -- Lua's own slots ("(for state)", "(temporary)") are not listed and not to be set.
+    if (entry.kind == "locals" or entry.kind == "upvalues") and sub(name, 1, 1) == "(" then
+        error("no variable " .. name, 0)
+    end
     local ok, results = evaluateIn(entry.frame or 1, code, false)
     if not ok then error(results, 0) end
     local value = results[2]
