@@ -712,6 +712,32 @@ def a_step_that_leaves_a_coroutine_by_return_or_yield_stops_in_its_resumer():
         c.close()
 
 
+@case
+def a_coroutine_that_stopped_and_ended_gets_a_thread_exited_event():
+    path = script("cothreads.lua", """for i = 1, 3 do
+  local co = coroutine.wrap(function()
+    local v = i * 2   -- STOP
+    return v
+  end)
+  co()
+end
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "STOP")]})
+        ids = []
+        for _ in range(3):
+            e = c.stopped("breakpoint")
+            check(e["threadId"] != 1 and e["threadId"] not in ids, "a thread of its own: %r" % e)
+            ids.append(e["threadId"])
+            c.request("continue", {"threadId": e["threadId"]})
+        check(c.finish() == 0, "exit")
+        exited = [e["body"]["threadId"] for e in c.seen if e["event"] == "thread" and e["body"]["reason"] == "exited"]
+        check(ids[0] in exited and ids[1] in exited, "the ended coroutines' threads exited: %r of %r" % (exited, ids))
+    finally:
+        c.close()
+
+
 COROUTINE_ERRORS = """local co = coroutine.create(function(x)
   local y = x + 1
   error("in coroutine " .. y)                      -- CO_RAISE

@@ -766,6 +766,20 @@ end
 local mainThread = { id = 1, name = "main" }  -- this state's main code (a worker state's: its own id)
 local taskThreads = setmetatable({}, { __mode = "k" })  -- coroutine -> { id, name }
 local threadIds = setmetatable({}, { __mode = "k" })    -- a plain coroutine that stopped -> id
+local coroutineThreads = {}  -- its id -> a weak box { co }, until it is seen dead or collected
+local weakValue = { __mode = "v" }
+
+-- Plain coroutines that stopped once and have ended since: their `thread` exited events (looked
+-- for at each stop and as tasks come and go).
+local function endCoroutineThreads()
+    for id, box in next, coroutineThreads do
+        local co = box[1]
+        if co == nil or costatus(co) == "dead" then
+            coroutineThreads[id] = nil
+            host.threadExited(id)
+        end
+    end
+end
 
 local function functionName(prefix, f)
     local info = type(f) == "function" and getinfo(f, "S")
@@ -789,11 +803,13 @@ local function currentThread(co)
     if not id then
         id = host.threadStarted(name, false)
         threadIds[co] = id
+        coroutineThreads[id] = setmetatable({ co }, weakValue)
     end
     return id, name
 end
 
 local function entry(reason, detail, line, co, err)
+    endCoroutineThreads()
     refs, refCount, exception = {}, 0, nil
     local postMortem = reason == "exception-task" or reason == "exception-coroutine"
     failedThread = postMortem and co or nil
@@ -857,6 +873,7 @@ local registry = debug.getregistry()
 local observerKey = c.taskObserverKey
 
 local function taskEvent(event, co, x)
+    if next(coroutineThreads) ~= nil then endCoroutineThreads() end
     if event == "start" then
         local name = functionName("task", x)
         taskThreads[co] = { id = host.threadStarted(name, true), name = name }

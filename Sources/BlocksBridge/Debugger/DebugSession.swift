@@ -43,6 +43,8 @@ package final class DebugSession: @unchecked Sendable {
     private var nextThreadID = 2
     /// The threads `threads` lists besides the main code and the worker states (live tasks), by id.
     private var liveThreads: [Int: String] = [:]
+    /// Threads announced but listed only while stopped (plain coroutines), until they end.
+    private var unlistedThreads: Set<Int> = []
     /// stopDebugServer ran: no worker state joins any more.
     var closedToWorkers = false
     /// Taken around every change of the hook clients' breakpoints and of the worker list, so a
@@ -429,7 +431,7 @@ package final class DebugSession: @unchecked Sendable {
     func threadStarted(name: String, listed: Bool) -> Int {
         let id = lock.withLock { () -> Int in
             defer { nextThreadID += 1 }
-            if listed { liveThreads[nextThreadID] = name }
+            if listed { liveThreads[nextThreadID] = name } else { unlistedThreads.insert(nextThreadID) }
             return nextThreadID
         }
         event("thread", .object([("reason", .string("started")), ("threadId", .number(Double(id)))]))
@@ -438,7 +440,7 @@ package final class DebugSession: @unchecked Sendable {
 
     /// The thread `id` ended: a `thread` event, and `threads` no longer lists it.
     func threadExited(_ id: Int) {
-        guard lock.withLock({ liveThreads.removeValue(forKey: id) != nil }) else { return }
+        guard lock.withLock({ liveThreads.removeValue(forKey: id) != nil || unlistedThreads.remove(id) != nil }) else { return }
         event("thread", .object([("reason", .string("exited")), ("threadId", .number(Double(id)))]))
     }
 
