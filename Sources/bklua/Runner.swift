@@ -51,6 +51,14 @@ struct Runner {
         // The usage text stays lua.c's (scripts compare it); the sandbox options are in the README.
         if ["--memory-limit", "--instruction-limit", "--time-limit"].contains(badOption) {
             text = "\(progname): '\(badOption)' needs a non-negative number\n"
+        } else if badOption.hasPrefix("--profile-rate=") {
+            text = "\(progname): '\(badOption)': the rate is a whole number of samples per second, 1 to 100000\n"
+        } else if badOption == "--profile=" {
+            text = "\(progname): '--profile=' needs a file name\n"
+        } else if badOption == "--dap" || badOption == "--dap-listen" {
+            text = "\(progname): '\(badOption)' must be the first argument (bklua --dap, or bklua --dap-listen PORT [--dap-wait] script)\n"
+        } else if badOption == "--dap-wait" {
+            text = "\(progname): '--dap-wait' goes right after --dap-listen's port (bklua --dap-listen PORT --dap-wait script)\n"
         }
         text += """
         usage: \(progname) [options] [script [args]]

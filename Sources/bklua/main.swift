@@ -123,6 +123,10 @@ func applyLimits(_ options: CommandLineOptions, to state: LuaState) {
 
 // The debugger's entry points come first, as --help does: the rest of the line is theirs.
 if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "--dap" {
+    if CommandLine.arguments.count > 2 {  // the client's launch request names the script and options
+        Runner.message("bklua", "--dap takes no other arguments: the client's launch request names the script")
+        exit(1)
+    }
     exit(debugAdapterMain())
 } else if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "--dap-listen" {
     exit(debugListenMain(CommandLine.arguments))

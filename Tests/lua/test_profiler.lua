@@ -131,11 +131,17 @@ test("--profile-rate=N: samples per CPU second", function()
   ok(fast / slow > 6 and fast / slow < 16, ("2000/s gave %d samples, 200/s gave %d"):format(fast, slow))
 end)
 
-test("bad --profile options are refused as lua.c refuses an unknown option", function()
-  for _, option in ipairs({ "--profile-rate=0", "--profile-rate=x", "--profile=", "--profiles" }) do
+test("bad --profile options are refused with the usage, saying what is wrong", function()
+  local says = {
+    ["--profile-rate=0"] = "'--profile-rate=0': the rate is a whole number of samples per second, 1 to 100000",
+    ["--profile-rate=x"] = "'--profile-rate=x': the rate is a whole number of samples per second, 1 to 100000",
+    ["--profile="] = "'--profile=' needs a file name",
+    ["--profiles"] = "unrecognized option '--profiles'",
+  }
+  for option, message in pairs(says) do
     local out, code = profile(option, hot, 10)
     eq(code, 1, option)
-    ok(out:find("unrecognized option '" .. option .. "'", 1, true), out)
+    ok(out:find(message, 1, true) and out:find("usage: ", 1, true), out)
   end
 end)
 
