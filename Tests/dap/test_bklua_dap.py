@@ -359,6 +359,8 @@ print(#out, sorted[1])
         c.stopped("breakpoint")
         f = c.frames()
         check(f[0]["line"] == line_of(path, "SORTBLOCK"), "in the toolbox's block: %r" % f[0])
+        check(f[0]["name"] == "function <helpers.lua:%d>" % (line_of(path, "SORTBLOCK") - 1),
+              "named by its place, not by the bridge's local: %r" % f[0])
         check(all("bk/" not in (x.get("source", {}).get("name") or "") for x in f), "toolbox frames hidden: %r" % f)
         check(any(x["line"] == line_of(path, "SORTBLOCK") - 1 - 0 or x["line"] == 7 for x in f[1:]), "caller line: %r" % f)
         c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})

@@ -179,7 +179,11 @@ local function collectFrames(skipLeadingC)
     while #frames < FRAMES_READ do
         local info = infoAt(base, offset, "nSlf")
         if not info then break end
-        if not hiddenSource(info.source) and not (skipLeadingC and #frames == 0 and info.what == "C") then
+        if hiddenSource(info.source) then
+            -- Its callee's name is the bridge's own local (`by`, `block`): named by its place instead.
+            local callee = frames[#frames]
+            if callee and callee.offset == offset - 1 then callee.info.name = nil end
+        elseif not (skipLeadingC and #frames == 0 and info.what == "C") then
             frames[#frames + 1] = { offset = offset, info = info }
         end
         offset = offset + 1
