@@ -23,7 +23,8 @@ import Foundation
     }
 
     /// The host gives up on a wait after `seconds`: the bound a driver that ignores the limits
-    /// runs into.
+    /// runs into. The tests wait 60 s and expect under 30: a loaded machine's pool (as many threads
+    /// as cores, other suites' long synchronous tests on them) once delayed the return by 15 s.
     private func giveUp(on loop: EventLoop, after seconds: Double) {
         let thread = Thread {
             Thread.sleep(forTimeInterval: seconds)
@@ -37,17 +38,17 @@ import Foundation
     @Test func runSecondsStopsAtTheTimeLimit() async throws {
         let state = try busyState(timeLimit: .milliseconds(200))
         var idle = true
-        let took = await elapsed { idle = state.eventLoop.run(seconds: 20) }
+        let took = await elapsed { idle = state.eventLoop.run(seconds: 60) }
         #expect(!idle)
-        #expect(took < 10, "ran \(took) s")
+        #expect(took < 30, "ran \(took) s")
         #expect(state.stopReason == "time limit exceeded")
     }
 
     @Test func runSecondsStopsAtAnInterrupt() async throws {
         let state = try busyState(timeLimit: nil)
         state.interruptHandle.interrupt(after: 0.1)
-        let took = await elapsed { _ = state.eventLoop.run(seconds: 20) }
-        #expect(took < 10, "ran \(took) s")
+        let took = await elapsed { _ = state.eventLoop.run(seconds: 60) }
+        #expect(took < 30, "ran \(took) s")
         #expect(state.stopReason == "interrupted")
     }
 
@@ -55,34 +56,34 @@ import Foundation
 
     @Test func waitUntilIdleStopsAtTheTimeLimit() async throws {
         let state = try busyState(timeLimit: .milliseconds(200))
-        giveUp(on: state.eventLoop, after: 20)
+        giveUp(on: state.eventLoop, after: 60)
         let took = await elapsed { await state.eventLoop.waitUntilIdle() }
-        #expect(took < 10, "waited \(took) s")
+        #expect(took < 30, "waited \(took) s")
         #expect(state.stopReason == "time limit exceeded")
     }
 
     @Test func waitUntilIdleStopsAtAnInterrupt() async throws {
         let state = try busyState(timeLimit: .seconds(60))
-        giveUp(on: state.eventLoop, after: 20)
+        giveUp(on: state.eventLoop, after: 60)
         state.interruptHandle.interrupt(after: 0.1)
         let took = await elapsed { await state.eventLoop.waitUntilIdle() }
-        #expect(took < 10, "waited \(took) s")
+        #expect(took < 30, "waited \(took) s")
         #expect(state.stopReason == "interrupted")
     }
 
     @Test func waitUntilIdleStopsAtAnInterruptWithoutLimits() async throws {
         let state = try busyState(timeLimit: nil)
-        giveUp(on: state.eventLoop, after: 20)
+        giveUp(on: state.eventLoop, after: 60)
         state.interruptHandle.interrupt(after: 0.1)
         let took = await elapsed { await state.eventLoop.waitUntilIdle() }
-        #expect(took < 10, "waited \(took) s")
+        #expect(took < 30, "waited \(took) s")
     }
 
     // MARK: waitAsync (callAsync)
 
     @Test func callAsyncStopsAtTheTimeLimit() async throws {
         let state = try busyState(timeLimit: .milliseconds(200))
-        try state.run("function waits() bk.sleep(20) return 1 end")
+        try state.run("function waits() bk.sleep(60) return 1 end")
         var message = ""
         let took = await elapsed {
             do {
@@ -91,13 +92,13 @@ import Foundation
                 message = "\(error)"
             }
         }
-        #expect(took < 10, "waited \(took) s")
+        #expect(took < 30, "waited \(took) s")
         #expect(message.contains("time limit exceeded"), "\(message)")
     }
 
     @Test func callAsyncStopsAtAnInterrupt() async throws {
         let state = try busyState(timeLimit: nil)
-        try state.run("function waits() bk.sleep(20) return 1 end")
+        try state.run("function waits() bk.sleep(60) return 1 end")
         state.interruptHandle.interrupt(after: 0.1)
         var message = ""
         let took = await elapsed {
@@ -107,7 +108,7 @@ import Foundation
                 message = "\(error)"
             }
         }
-        #expect(took < 10, "waited \(took) s")
+        #expect(took < 30, "waited \(took) s")
         #expect(message.contains("interrupted"), "\(message)")
     }
 
@@ -117,9 +118,9 @@ import Foundation
         let state = try busyState(timeLimit: .milliseconds(200))
         var message = ""
         let took = await elapsed {
-            do { try state.run("bk.sleep(20)") } catch { message = "\(error)" }
+            do { try state.run("bk.sleep(60)") } catch { message = "\(error)" }
         }
-        #expect(took < 10, "waited \(took) s")
+        #expect(took < 30, "waited \(took) s")
         #expect(message.contains("time limit exceeded"), "\(message)")
     }
 
@@ -128,9 +129,9 @@ import Foundation
         state.interruptHandle.interrupt(after: 0.1)
         var message = ""
         let took = await elapsed {
-            do { try state.run("bk.sleep(20)") } catch { message = "\(error)" }
+            do { try state.run("bk.sleep(60)") } catch { message = "\(error)" }
         }
-        #expect(took < 10, "waited \(took) s")
+        #expect(took < 30, "waited \(took) s")
         #expect(message.contains("interrupted"), "\(message)")
     }
 
@@ -140,9 +141,9 @@ import Foundation
         let state = try busyState(timeLimit: .milliseconds(200))
         var message = ""
         let took = await elapsed {
-            do { try state.run("bk.channel():receive(20)") } catch { message = "\(error)" }
+            do { try state.run("bk.channel():receive(60)") } catch { message = "\(error)" }
         }
-        #expect(took < 10, "waited \(took) s")
+        #expect(took < 30, "waited \(took) s")
         #expect(message.contains("time limit exceeded"), "\(message)")
     }
 
@@ -151,9 +152,9 @@ import Foundation
         state.interruptHandle.interrupt(after: 0.1)
         var message = ""
         let took = await elapsed {
-            do { try state.run("bk.channel():receive(20)") } catch { message = "\(error)" }
+            do { try state.run("bk.channel():receive(60)") } catch { message = "\(error)" }
         }
-        #expect(took < 10, "waited \(took) s")
+        #expect(took < 30, "waited \(took) s")
         #expect(message.contains("interrupted"), "\(message)")
     }
 }
