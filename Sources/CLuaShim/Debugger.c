@@ -70,6 +70,8 @@ struct bk_debugger {
     bk_dbg_file *files;
     int file_count;
     char *functions;  // last components of the function breakpoints' names, NUL-separated
+    // These two are also read without the lock (relaxed atomics, on every call event): written
+    // under it, but atomically too (bk_dbg_changed), or those reads race with the writes.
     int function_count;
     unsigned gen;     // bumped by every change of breakpoints
     bk_dbg_source *sources[BK_DEBUG_BUCKETS];
@@ -110,6 +112,12 @@ static int bk_dbg_compare(const void *a, const void *b) {
 }
 
 // MARK: - Breakpoints (any thread)
+
+// Under the lock: the breakpoints changed (and now `functions` holds `function_count` names).
+static void bk_dbg_changed(bk_debugger *d, int function_count) {
+    __atomic_store_n(&d->function_count, function_count, __ATOMIC_RELAXED);
+    __atomic_store_n(&d->gen, d->gen + 1, __ATOMIC_RELAXED);
+}
 
 // The hub gives the debugger a count event at the state's next instruction: there it takes the new
 // breakpoints or the pause (no count hook runs meanwhile: it would cost ~2x).
@@ -188,7 +196,7 @@ void bk_debugger_set_lines(bk_debugger *d, const char *path, const int *lines, i
     free(d->files[i].lines);
     d->files[i].lines = copy;
     d->files[i].count = count;
-    d->gen++;
+    bk_dbg_changed(d, d->function_count);
     pthread_mutex_unlock(&d->lock);
     free(normal);
     bk_dbg_poke(d);
@@ -206,8 +214,7 @@ void bk_debugger_set_functions(bk_debugger *d, const char *names, int count) {
     pthread_mutex_lock(&d->lock);
     free(d->functions);
     d->functions = copy;
-    d->function_count = count;
-    d->gen++;
+    bk_dbg_changed(d, count);
     pthread_mutex_unlock(&d->lock);
     bk_dbg_poke(d);
 }
@@ -215,7 +222,8 @@ void bk_debugger_set_functions(bk_debugger *d, const char *names, int count) {
 void bk_debugger_set_exceptions(bk_debugger *d, int filters) {
     pthread_mutex_lock(&d->lock);
     __atomic_store_n(&d->exceptions, filters, __ATOMIC_RELAXED);
-    d->gen++;  // the Lua thread's next event wraps pcall and xpcall when `all` asks for it
+    // The Lua thread's next event wraps pcall and xpcall when `all` asks for it.
+    bk_dbg_changed(d, d->function_count);
     pthread_mutex_unlock(&d->lock);
     bk_dbg_poke(d);
 }
@@ -230,8 +238,7 @@ void bk_debugger_pause(bk_debugger *d) {
 void bk_debugger_release_script(bk_debugger *d) {
     pthread_mutex_lock(&d->lock);
     for (int i = 0; i < d->file_count; i++) d->files[i].count = 0;
-    d->function_count = 0;
-    d->gen++;
+    bk_dbg_changed(d, 0);
     pthread_mutex_unlock(&d->lock);
     __atomic_store_n(&d->exceptions, 0, __ATOMIC_RELAXED);
     // Read by the Lua thread's next event: a step left pending ends.
