@@ -27,7 +27,6 @@ package final class DebugSession: @unchecked Sendable {
 
     let lock = ConditionLock()
     private var transport: DebugTransport?
-    private var sequence = 0
     private var launch: Launch?
     private var configured = false
     private var connectionEnded = false
@@ -126,13 +125,9 @@ package final class DebugSession: @unchecked Sendable {
 
     // MARK: Sending
 
+    /// Sends one message on the current connection, which numbers it (`seq`).
     private func send(_ members: [(String, JSONValue)]) {
-        let out = lock.withLock { () -> DebugTransport? in
-            sequence += 1
-            return transport
-        }
-        let seq = lock.withLock { sequence }
-        out?.send(.object([("seq", .number(Double(seq)))] + members))
+        lock.withLock { transport }?.send(members)
     }
 
     package func event(_ name: String, _ body: JSONValue? = nil) {
