@@ -30,6 +30,9 @@ package final class DebugSession: @unchecked Sendable {
     private var launch: Launch?
     private var configured = false
     private var connectionEnded = false
+    /// This connection's `initialize` was answered: DAP allows no event before that answer (a
+    /// script that runs while a client connects makes tasks; the client asks `threads` later).
+    private var initializeAnswered = false
     /// The stopped threads, by agent slot (0: the state the session attached to; a worker state's
     /// slot otherwise): each state has at most one, and each blocks in its own `host.next()`.
     private var stops: [Int: Stop] = [:]
@@ -82,6 +85,7 @@ package final class DebugSession: @unchecked Sendable {
         lock.withLock {
             self.transport = transport
             connectionEnded = false
+            initializeAnswered = false
             releaseStoppedThread = false
         }
         return startDetachedThread { [self] in
@@ -131,6 +135,7 @@ package final class DebugSession: @unchecked Sendable {
     }
 
     package func event(_ name: String, _ body: JSONValue? = nil) {
+        guard lock.withLock({ initializeAnswered }) else { return }
         var members: [(String, JSONValue)] = [("type", .string("event")), ("event", .string(name))]
         if let body { members.append(("body", body)) }
         send(members)
@@ -211,6 +216,7 @@ package final class DebugSession: @unchecked Sendable {
         switch command {
         case "initialize":
             respond(seq, command, body: DebugSession.capabilities)
+            lock.withLock { initializeAnswered = true }
             event("initialized")
         case "launch":
             guard mode == .launch, let program = arguments["program"]?.string else {
