@@ -401,7 +401,9 @@ function handlers.stackTrace(args)
         local frame = frames[i]
         if not frame then break end
         local info = frame.info
-        local item = { id = ID_BASE + i, line = info.currentline > 0 and info.currentline or 0, column = 1 }
+        -- DAP: a frame without a source (a C function's) has column 0.
+        local item = { id = ID_BASE + i, line = info.currentline > 0 and info.currentline or 0,
+                       column = info.what == "C" and 0 or 1 }
         item.name = info.name or (info.what == "main" and "main chunk") or (info.what == "C" and "[C]")
             or ("function <" .. gsub(info.short_src, "^.*/", "") .. ":" .. info.linedefined .. ">")
         if info.what == "C" then
