@@ -135,10 +135,11 @@ package final class DebugSession: @unchecked Sendable {
     }
 
     package func event(_ name: String, _ body: JSONValue? = nil) {
-        guard lock.withLock({ initializeAnswered }) else { return }
+        // The flag and the connection read together: a new connection's flag starts false.
+        guard let out = lock.withLock({ initializeAnswered ? transport : nil }) else { return }
         var members: [(String, JSONValue)] = [("type", .string("event")), ("event", .string(name))]
         if let body { members.append(("body", body)) }
-        send(members)
+        out.send(members)
     }
 
     package func respond(_ requestSeq: Int, _ command: String, body: JSONValue? = nil) {
