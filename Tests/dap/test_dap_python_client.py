@@ -151,12 +151,12 @@ class Session:
     """One connection, driven by the library's Client: its request builders and framing out, its
     handler and models in. `reader`/`writer` move bytes, nothing else."""
 
-    def __init__(self, fileno, reader, writer, process=None, sock=None):
+    def __init__(self, fileno, reader, writer, process=None, sock=None, from1=True):
         self.fileno, self.reader, self.writer = fileno, reader, writer
         self.process, self.sock = process, sock
         # The constructor queues `initialize` (seq 1) with the library's own client capabilities.
         self.client = Client("bklua", client_id="bk-dap-python", client_name="dap-python tests",
-                             lines_start_at1=True, columns_start_at1=True, path_format="path")
+                             lines_start_at1=from1, columns_start_at1=from1, path_format="path")
         self.client.handler = CheckedHandler(self.client, self)
         self.responses = {}      # request seq -> (raw, model)
         self.events = []         # (raw, model), in order
@@ -170,11 +170,11 @@ class Session:
         self.flush()
 
     @classmethod
-    def launch_adapter(cls):
+    def launch_adapter(cls, from1=True):
         err = tempfile.TemporaryFile()
         process = subprocess.Popen([BKLUA, "--dap"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
         out = process.stdout.fileno()
-        session = cls(out, lambda: os.read(out, 65536), process.stdin, process=process)
+        session = cls(out, lambda: os.read(out, 65536), process.stdin, process=process, from1=from1)
         session.stderr = err
         return session
 
@@ -494,6 +494,36 @@ print("left the loop", n >= 3)
         check(s.wait_event("exited").exitCode == 0, "exit status 0")
         s.wait_event("terminated")
         check("left the loop\ttrue" in s.output("stdout"), "stdout: %r" % s.output("stdout"))
+        s.answer(s.client.disconnect())
+        s.clean()
+    finally:
+        s.close()
+
+
+@case
+def a_client_counting_lines_and_columns_from_0_gets_them_from_0():
+    # initialize's linesStartAt1/columnsStartAt1 false: the client's line n is the file's line n + 1.
+    path = script("from0.lua", """local a = 1
+local b = a + 1                            -- SECOND
+local c = b + 1                            -- THIRD
+print("sum", a + b + c)
+""")
+    third = line_of(path, "THIRD")
+    s = Session.launch_adapter(from1=False)
+    try:
+        s.answer(1)
+        s.wait_event("initialized")
+        launch = s.client.send_request("launch", {"program": path})
+        bps = s.answer(s.client.set_breakpoints({"path": path}, [{"line": third - 1}]))
+        check(bps.breakpoints[0].verified and bps.breakpoints[0].line == third - 1, "in the client's numbers: %r" % bps)
+        s.answer(s.client.configuration_done())
+        s.answer(launch)
+        s.stopped("breakpoint")
+        top = s.answer(s.client.stack_trace(1)).stackFrames[0]
+        check((top.line, top.column) == (third - 1, 0), "the third line, counted from 0: %r" % top)
+        check(s.answer(s.client.evaluate("b", frame_id=top.id)).result == "2", "b is set, c is not yet")
+        s.answer(s.client.continue_(1))
+        check(s.wait_event("exited").exitCode == 0, "exit status 0")
         s.answer(s.client.disconnect())
         s.clean()
     finally:
