@@ -401,11 +401,14 @@ function handlers.stackTrace(args)
     local count = tonumber(args.levels) or 0
     -- At most FRAMES_READ frames an answer (levels 0 asks for all: a deep stack is paged).
     if count <= 0 or count > FRAMES_READ then count = FRAMES_READ end
+    local lineBase, columnBase = host.positionBases()  -- the client's first line and column: 0 or 1
     for i = start + 1, math.min(frameCount, start + count) do
         local frame = frames[i]
         if not frame then break end
         local info = frame.info
-        local item = { id = ID_BASE + i, line = info.currentline > 0 and info.currentline or 0, column = 1 }
+        -- DAP: a frame without a source (a C function's) has column 0.
+        local item = { id = ID_BASE + i, line = info.currentline > 0 and info.currentline - 1 + lineBase or 0,
+                       column = info.what == "C" and 0 or columnBase }
         item.name = info.name or (info.what == "main" and "main chunk") or (info.what == "C" and "[C]")
             or ("function <" .. gsub(info.short_src, "^.*/", "") .. ":" .. info.linedefined .. ">")
         if info.what == "C" then

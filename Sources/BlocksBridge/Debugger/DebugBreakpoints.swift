@@ -25,8 +25,9 @@ final class DebugBreakpoints: @unchecked Sendable {
         return String(cString: normal)
     }
 
-    /// `setBreakpoints`: replaces the file's breakpoints; the response body.
-    func setLines(_ arguments: JSONValue, in clients: [OpaquePointer]) -> JSONValue {
+    /// `setBreakpoints`: replaces the file's breakpoints; the response body. `lineBase`: the
+    /// client's first line (0 or 1; Lua's is 1).
+    func setLines(_ arguments: JSONValue, lineBase: Int, in clients: [OpaquePointer]) -> JSONValue {
         guard let path = arguments["source"]?["path"]?.string else {
             return .object([("breakpoints", .array([]))])
         }
@@ -35,7 +36,7 @@ final class DebugBreakpoints: @unchecked Sendable {
         var answers: [JSONValue] = []
         lock.withLock {
             for item in arguments["breakpoints"]?.array ?? [] {
-                guard let line = item["line"]?.int, line > 0 else {
+                guard let asked = item["line"]?.int, asked < Int.max, case let line = asked + 1 - lineBase, line > 0 else {
                     answers.append(.object([("verified", .bool(false)), ("message", .string("no line"))]))
                     continue
                 }
@@ -43,7 +44,7 @@ final class DebugBreakpoints: @unchecked Sendable {
                                   hitCondition: item["hitCondition"]?.string, logMessage: item["logMessage"]?.string)
                 nextID += 1
                 byLine[line] = entry
-                answers.append(.object([("id", .number(Double(entry.id))), ("verified", .bool(true)), ("line", .number(Double(line)))]))
+                answers.append(.object([("id", .number(Double(entry.id))), ("verified", .bool(true)), ("line", .number(Double(asked)))]))
             }
             lines[normal] = byLine
         }

@@ -15,7 +15,7 @@ extension DebugSession {
     /// The agent's `host` table. `slot`: which stop is the agent's (its frame and variables ids
     /// start at slot * idsPerSlot); `worker`: a worker state's thread, which every stop there is.
     func pushHostNatives(on stack: LuaStack, slot: Int, worker: (thread: Int, name: String)?) {
-        stack.pushNewTable(recordCount: 14)
+        stack.pushNewTable(recordCount: 15)
         stack.push(slot * DebugSession.idsPerSlot)
         stack.rawSet(-2, field: "idBase")
         if let worker {
@@ -34,6 +34,13 @@ extension DebugSession {
             return 1
         }
         stack.rawSet(-2, field: "stopsAll")
+        stack.push(function: "positionBases") { [self] stack in
+            let bases = positionBases
+            stack.push(bases.line)
+            stack.push(bases.column)
+            return 2
+        }
+        stack.rawSet(-2, field: "positionBases")
         stack.push(function: "next") { [self] stack in
             guard let request = nextStoppedRequest(slot: slot) else { return 0 }
             stack.push(request.seq)

@@ -27,10 +27,16 @@ package final class DebugSession: @unchecked Sendable {
 
     let lock = ConditionLock()
     private var transport: DebugTransport?
-    private var sequence = 0
     private var launch: Launch?
     private var configured = false
     private var connectionEnded = false
+    /// This connection's `initialize` was answered: DAP allows no event before that answer (a
+    /// script that runs while a client connects makes tasks; the client asks `threads` later).
+    private var initializeAnswered = false
+    /// Where this connection's lines and columns start: 1, or 0 when `initialize` says
+    /// `linesStartAt1`/`columnsStartAt1: false` (breakpoints' and frames' positions are converted).
+    private var lineBase = 1
+    private var columnBase = 1
     /// The stopped threads, by agent slot (0: the state the session attached to; a worker state's
     /// slot otherwise): each state has at most one, and each blocks in its own `host.next()`.
     private var stops: [Int: Stop] = [:]
@@ -83,6 +89,9 @@ package final class DebugSession: @unchecked Sendable {
         lock.withLock {
             self.transport = transport
             connectionEnded = false
+            initializeAnswered = false
+            lineBase = 1
+            columnBase = 1
             releaseStoppedThread = false
         }
         return startDetachedThread { [self] in
@@ -126,19 +135,17 @@ package final class DebugSession: @unchecked Sendable {
 
     // MARK: Sending
 
+    /// Sends one message on the current connection, which numbers it (`seq`).
     private func send(_ members: [(String, JSONValue)]) {
-        let out = lock.withLock { () -> DebugTransport? in
-            sequence += 1
-            return transport
-        }
-        let seq = lock.withLock { sequence }
-        out?.send(.object([("seq", .number(Double(seq)))] + members))
+        lock.withLock { transport }?.send(members)
     }
 
     package func event(_ name: String, _ body: JSONValue? = nil) {
+        // The flag and the connection read together: a new connection's flag starts false.
+        guard let out = lock.withLock({ initializeAnswered ? transport : nil }) else { return }
         var members: [(String, JSONValue)] = [("type", .string("event")), ("event", .string(name))]
         if let body { members.append(("body", body)) }
-        send(members)
+        out.send(members)
     }
 
     package func respond(_ requestSeq: Int, _ command: String, body: JSONValue? = nil) {
@@ -215,7 +222,12 @@ package final class DebugSession: @unchecked Sendable {
         let arguments = message["arguments"] ?? .object([])
         switch command {
         case "initialize":
+            lock.withLock {
+                lineBase = arguments["linesStartAt1"]?.bool == false ? 0 : 1
+                columnBase = arguments["columnsStartAt1"]?.bool == false ? 0 : 1
+            }
             respond(seq, command, body: DebugSession.capabilities)
+            lock.withLock { initializeAnswered = true }
             event("initialized")
         case "launch":
             guard mode == .launch, let program = arguments["program"]?.string else {
@@ -246,7 +258,8 @@ package final class DebugSession: @unchecked Sendable {
             }
             respond(seq, command)
         case "setBreakpoints":
-            respond(seq, command, body: clientsLock.withLock { breakpoints.setLines(arguments, in: hookClients()) })
+            let lineBase = positionBases.line
+            respond(seq, command, body: clientsLock.withLock { breakpoints.setLines(arguments, lineBase: lineBase, in: hookClients()) })
         case "setFunctionBreakpoints":
             respond(seq, command, body: clientsLock.withLock { breakpoints.setFunctions(arguments, in: hookClients()) })
         case "setExceptionBreakpoints":
@@ -361,6 +374,10 @@ package final class DebugSession: @unchecked Sendable {
                 && !workers.values.contains { $0.thread == thread }
         }
     }
+
+    /// The first line's and the first column's numbers on this connection (1 unless the client
+    /// counts from 0).
+    var positionBases: (line: Int, column: Int) { lock.withLock { (lineBase, columnBase) } }
 
     /// Frame ids and variables references of the agent in slot k lie in [k, k + 1) * idsPerSlot.
     static let idsPerSlot = 1 << 20

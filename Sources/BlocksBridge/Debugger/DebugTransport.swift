@@ -17,6 +17,8 @@ package final class DebugTransport: @unchecked Sendable {
     private let closesDescriptors: Bool
     private let writeLock = PlainLock()
     private var closed = false
+    /// The last message's `seq` (under `writeLock`).
+    private var sequence = 0
 
     package init(input: Int32, output: Int32, closesDescriptors: Bool) {
         self.input = input
@@ -24,12 +26,15 @@ package final class DebugTransport: @unchecked Sendable {
         self.closesDescriptors = closesDescriptors
     }
 
-    /// Sends one message (dropped once the transport is closed).
-    package func send(_ message: JSONValue) {
-        let body = Array(message.text.utf8)
-        let frame = Array("Content-Length: \(body.count)\r\n\r\n".utf8) + body
+    /// Sends one message, `seq` first (dropped once the transport is closed). DAP's `seq` counts 1,
+    /// 2, 3... on each connection in the order messages go out: numbered and written under one
+    /// lock, so messages sent from several threads at once cannot swap numbers.
+    package func send(_ members: [(String, JSONValue)]) {
         writeLock.withLock {
             guard !closed else { return }
+            sequence += 1
+            let body = Array(JSONValue.object([("seq", .number(Double(sequence)))] + members).text.utf8)
+            let frame = Array("Content-Length: \(body.count)\r\n\r\n".utf8) + body
             var sent = 0
             while sent < frame.count {
                 // A socket never raises SIGPIPE here (the host's signals are its own); bklua --dap
