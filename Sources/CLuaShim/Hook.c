@@ -313,7 +313,14 @@ int bk_hook_poke_here(void) {
     if (bk_foreign_hook(L)) return 1;  // the poke stays pending: the hub sees it when back
     // As lua.c's SIGINT handler: lua_sethook is meant to be called asynchronously on L's thread.
     int mask = lua_gethook(L) == bk_hub ? lua_gethookmask(L) : 0;
+    // Armed already (pokes while C code runs): lua_sethook walks every CallInfo (settraps), which
+    // in a 200,000-deep stack costs more than a sampling period, so a poke per period would never
+    // let the thread get back to Lua.
+    if ((mask & LUA_MASKCOUNT) && lua_gethookcount(L) == 1) return 1;
+    // Timed for the profiler, which does not charge the run with its own cost.
+    long long started = rt->profiling.target != NULL ? bk_profiler_thread_cpu() : -1;
     lua_sethook(L, bk_hub, mask | LUA_MASKCOUNT, 1);
+    if (started >= 0) __atomic_fetch_add(&rt->profiling.overhead, bk_profiler_thread_cpu() - started, __ATOMIC_RELAXED);
     return 1;
 }
 

@@ -14,13 +14,21 @@
 
 #define BK_PROFILE_LINE 8192
 
+// A sample may cost at most this fraction of the CPU time between two samples: past it (a stack
+// 200,000 calls deep, whose every poke makes lua_sethook walk all its frames), the next sample
+// waits longer than a period, and carries the periods that passed as its weight.
+#define BK_PROFILE_COST_SHARE 10
+
 struct bk_profile_target {
     bk_profiler *profiler;
     bk_runtime *rt;
     char label[64];
     clockid_t clock;       // the CPU clock of the thread that attached (the one running the state)
-    long long last_cpu;    // sampler thread only: CPU time sampled up to
+    long long last_cpu;    // sampler thread only: CPU time sampled up to (less the sampling's own)
     long long lua_due;     // atomic: periods spent in Lua, taken by the hook at the next poke
+    long long gap;         // atomic: CPU time from one sample to the next: the period, or
+                           // BK_PROFILE_COST_SHARE times what the last sample cost, if more
+    long long overhead_then;  // Lua thread only: rt->profiling.overhead when the last sample ended
     sigset_t saved_mask;   // the attaching thread's signal mask, given back by detach
     bk_profile_target *next;
 };
@@ -47,11 +55,14 @@ static long long bk_ns(const struct timespec *ts) {
 static void bk_sample_target(bk_profiler *p, bk_profile_target *t) {
     struct timespec ts;
     if (clock_gettime(t->clock, &ts) != 0) return;  // the thread has ended
-    long long now = bk_ns(&ts);
-    if (now - t->last_cpu < p->period) return;
+    bk_runtime *rt = t->rt;
+    // The time spent taking samples is not the run's: counted, it would be sampled in turn (at a
+    // deep stack, a sample costs more than a period: the thread would do nothing but sample).
+    long long now = bk_ns(&ts) - __atomic_load_n(&rt->profiling.overhead, __ATOMIC_RELAXED);
+    long long gap = __atomic_load_n(&t->gap, __ATOMIC_RELAXED);
+    if (now - t->last_cpu < (gap > p->period ? gap : p->period)) return;
     long long periods = (now - t->last_cpu) / p->period;
     t->last_cpu += periods * p->period;
-    bk_runtime *rt = t->rt;
     if (bk_runtime_life(rt) != BK_LIFE_OPEN) return;
     const void *swift = __atomic_load_n(&rt->profiling.swift, __ATOMIC_RELAXED);
     if (swift != NULL) {
@@ -122,14 +133,22 @@ long long bk_profiler_outside(bk_profiler *p) {
 // Taking samples (on the Lua threads)
 // =====================================================================
 
+long long bk_profiler_thread_cpu(void) {
+    struct timespec ts;
+    return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0 ? bk_ns(&ts) : 0;
+}
+
 static void bk_take_sample(bk_profile_target *t, lua_State *L, long long weight) {
+    long long started = bk_profiler_thread_cpu();
     char line[BK_PROFILE_LINE];
     size_t length = bk_profile_collect(L, t->label, line, sizeof line);
-    if (length == 0) {
-        __atomic_fetch_add(&t->profiler->outside, weight, __ATOMIC_RELAXED);
-        return;
-    }
-    t->profiler->sink(t->profiler->context, line, length, weight);
+    if (length == 0) __atomic_fetch_add(&t->profiler->outside, weight, __ATOMIC_RELAXED);
+    else t->profiler->sink(t->profiler->context, line, length, weight);
+    // What this sample cost (with the poke that asked for it) sets how long the next one waits.
+    bk_runtime_profiling *profiling = &t->rt->profiling;
+    long long overhead = __atomic_add_fetch(&profiling->overhead, bk_profiler_thread_cpu() - started, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->gap, BK_PROFILE_COST_SHARE * (overhead - t->overhead_then), __ATOMIC_RELAXED);
+    t->overhead_then = overhead;
 }
 
 // The hook hub's client: a poke's count event is a sample of the Lua code running now.
@@ -174,6 +193,7 @@ bk_profile_target *bk_profiler_attach(bk_profiler *p, lua_State *L, const char *
     t->rt = rt;
     snprintf(t->label, sizeof t->label, "%s", label != NULL ? label : "");
     t->last_cpu = bk_ns(&ts);
+    __atomic_store_n(&rt->profiling.overhead, 0, __ATOMIC_RELAXED);
     rt->profiling.target = t;
     __atomic_store_n(&rt->profiling.swift_due, 0, __ATOMIC_RELAXED);
     // Asks for no events: the hub calls the client only for the pokes (no hook between samples).

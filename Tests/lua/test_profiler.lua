@@ -236,6 +236,33 @@ print("done")
   ok(samplesIn(stacks, "^coroutine hostile%.lua") > 0, "the script's coroutine is labelled")
 end)
 
+test("a stack overflow, caught or not, and a 150,000-deep recursion cost about as much profiled as not", function()
+  -- Each poke's lua_sethook walks every frame: at 200,000 frames a sample cost more than a
+  -- period, the thread did nothing but sample (a caught overflow: 0.1 s -> over a minute).
+  local caught = file("overflow.lua", [[
+local function ovf(n) return 1 + ovf(n + 1) end
+print(pcall(ovf, 1))
+local function deep(n) if n == 0 then local s = 0 for i = 1, 3e5 do s = s + i end return s end return 1 + deep(n - 1) end
+print(deep(150000))
+]])
+  local uncaught = file("uncaught.lua", "local function ovf(n) return 1 + ovf(n + 1) end\novf(1)\n")
+  -- The CPU time (user + system) the run took, by bash's `time`.
+  local function run(options, script)
+    local out, code = shell("cd " .. tmp .. " && bash -c 'TIMEFORMAT=\"cpu %3U %3S\"; time timeout 60 " ..
+      BKLUA .. " " .. options .. " " .. script .. " >/dev/null 2>&1'")
+    local user, system = out:match("cpu ([%d.]+) ([%d.]+)%s*$")
+    return out, code, tonumber(user) + tonumber(system)
+  end
+  for _, script in ipairs({ caught, uncaught }) do
+    local _, plainCode, plain = run("", script)
+    os.remove(tmp .. "/overflow.folded")
+    local out, code, profiled = run("--profile=overflow.folded", script)
+    eq(code, plainCode, script .. "\n" .. out)
+    ok(profiled <= 3 * plain + 0.5, ("%s: %.2f s of CPU profiled, %.2f s not"):format(script, profiled, plain))
+    ok(read(tmp .. "/overflow.folded"), "the profile is written")
+  end
+end)
+
 test("samples have no frame of the bridge's own Lua", function()
   local stacks = parseFolded(assert(read(tmp .. "/hot.folded")))
   for _, s in ipairs(stacks) do ok(not s.text:find("bk/", 1, true), s.text) end

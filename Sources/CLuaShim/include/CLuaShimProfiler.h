@@ -24,6 +24,9 @@ typedef struct bk_runtime_profiling {
     int lua_depth;              // protected calls and resumes into this state's Lua running now
     const void *swift_due_fn;   // the exported function `swift_due` was spent in
     long long swift_due;        // sampling periods spent in it, taken when it returns
+    long long overhead;         // nanoseconds of this thread's CPU time spent taking samples (a
+                                // poke's lua_sethook, collecting the stack): not the run's, the
+                                // sampler leaves it out of the time it samples
 } bk_runtime_profiling;
 
 /// Receives one sample: a folded stack (frames root first, separated by ';') and its weight in
@@ -41,6 +44,10 @@ void bk_profiler_destroy(bk_profiler *profiler);
 /// Periods of CPU time the profiled threads spent outside Lua and exported functions (the loop
 /// waiting, the host's own code): counted, not sampled.
 long long bk_profiler_outside(bk_profiler *profiler);
+
+/// The calling thread's CPU time in nanoseconds (async-signal-safe: the poke handler times its
+/// lua_sethook with it).
+long long bk_profiler_thread_cpu(void);
 
 /// Starts sampling the state of `L` on the calling thread (the one that runs it, with its lock
 /// held), its stacks rooted at `label` ("main", "worker", ...). Returns the target, or NULL when
