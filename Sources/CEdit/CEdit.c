@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 
 // MARK: - Line editing
 
@@ -455,6 +456,48 @@ static void on_interrupt(int signal_number) {
         ssize_t written = write(interrupt_pipe[1], &byte, 1);
         (void)written;
     }
+}
+
+// MARK: - SIGINT and SIGTERM ending a run
+
+static int termination_pipe[2] = {-1, -1};
+
+static void on_termination(int signal_number) {
+    int saved = errno;
+    signal(signal_number, SIG_DFL);  // a second one ends the process at once
+    unsigned char byte = (unsigned char)signal_number;
+    ssize_t written = write(termination_pipe[1], &byte, 1);
+    (void)written;
+    errno = saved;
+}
+
+int cedit_watch_termination(void) {
+    if (termination_pipe[0] < 0) {
+        if (pipe2(termination_pipe, O_CLOEXEC) != 0) return -1;
+        fcntl(termination_pipe[1], F_SETFL, O_NONBLOCK);  // the handler never blocks
+    }
+    static const int signals[] = {SIGINT, SIGTERM};
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
+        struct sigaction action, previous;
+        // Ignored when bklua started (a background job of a shell without job control): left so.
+        if (sigaction(signals[i], NULL, &previous) == 0 && previous.sa_handler == SIG_IGN) continue;
+        memset(&action, 0, sizeof action);
+        action.sa_handler = on_termination;
+        sigemptyset(&action.sa_mask);
+        action.sa_flags = SA_RESTART;  // the script's reads and waits go on meanwhile
+        sigaction(signals[i], &action, NULL);
+    }
+    return termination_pipe[0];
+}
+
+void cedit_end_by_signal(int signal_number) {
+    signal(signal_number, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, signal_number);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    raise(signal_number);
+    _exit(128 + signal_number);  // not reached: the signal ends the process
 }
 
 static volatile sig_atomic_t resized;

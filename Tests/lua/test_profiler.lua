@@ -263,6 +263,27 @@ print(deep(150000))
   end
 end)
 
+test("Ctrl-C (SIGINT) and SIGTERM end a profiled run: profile written, summary printed, the signal's status", function()
+  -- The usual way to stop a profiled server loop: bklua used to die by the signal, writing nothing.
+  local script = file("server.lua", [[
+local function serve() local s = 0 for i = 1, 1e5 do s = s + i end return s end
+while true do serve() end
+]])
+  for _, signal in ipairs({ { "INT", 130 }, { "TERM", 143 } }) do
+    os.remove(tmp .. "/server.folded")
+    -- set -m: a background job of a shell without job control starts with SIGINT ignored.
+    -- Killed after 60 s if the signal does not end it.
+    local out = shell("cd " .. tmp .. " && bash -c 'set -m; " .. BKLUA .. " --profile=server.folded server.lua " ..
+      "2>server.err & pid=$!; (sleep 60; kill -KILL $pid) >/dev/null 2>&1 & killer=$!; sleep 1.5; kill -" ..
+      signal[1] .. " $pid; wait $pid; echo status $?; kill $killer'")
+    local err = read(tmp .. "/server.err") or ""
+    eq(out:match("status (%d+)"), tostring(signal[2]), "SIG" .. signal[1] .. ": " .. out .. err)
+    local text = assert(read(tmp .. "/server.folded"), "SIG" .. signal[1] .. ": no profile written\n" .. out .. err)
+    ok(samplesIn(parseFolded(text), "%(serve%)$") > 0, text)
+    ok(err:find("bklua: profile written to server.folded", 1, true) and err:find("self +total +function"), err)
+  end
+end)
+
 test("samples have no frame of the bridge's own Lua", function()
   local stacks = parseFolded(assert(read(tmp .. "/hot.folded")))
   for _, s in ipairs(stacks) do ok(not s.text:find("bk/", 1, true), s.text) end

@@ -95,6 +95,15 @@ int cedit_interrupt_is_current(unsigned char command);
 /// thread watching it can stop waits the debug hook cannot reach (the event loop in `bk.run`).
 int cedit_interrupt_descriptor(void);
 
+// MARK: - SIGINT and SIGTERM ending a run
+
+/// Catches SIGINT and SIGTERM (not when ignored at start): each writes its number (one byte) to
+/// the returned descriptor (-1 on failure), for a thread that ends the run and then calls
+/// cedit_end_by_signal; a second one ends the process at once.
+int cedit_watch_termination(void);
+/// Ends the process by `signal_number` with its default action (a shell sees 128 + the number).
+void cedit_end_by_signal(int signal_number);
+
 // MARK: - Lua helpers
 
 /// lua_CFunction: returns luaL_tolstring of its argument (__tostring and __name honoured). Call it
