@@ -45,10 +45,14 @@ static const char *bk_frame_file(const lua_Debug *ar) {
     return ar->short_src;
 }
 
-// Folded-stack text may not hold ';' (the frame separator) nor line breaks.
+// Folded-stack text may not hold ';' (the frame separator) nor line breaks, and no control
+// character at all (a name is any string: `t["step\1one"]`): XML (the SVG) forbids them, and some
+// readers split lines at \v or \f.
 static void bk_frame_clean(char *s) {
-    for (; *s != '\0'; s++)
-        if (*s == ';' || *s == '\n' || *s == '\r') *s = ':';
+    for (; *s != '\0'; s++) {
+        if (*s == ';') *s = ':';
+        else if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
+    }
 }
 
 // The name an exported Swift function was exported under (its closure's second upvalue), with the

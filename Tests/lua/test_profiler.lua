@@ -284,6 +284,31 @@ while true do serve() end
   end
 end)
 
+test("control characters in names: the SVG stays well-formed XML, the folded file one stack a line", function()
+  -- A name is any string (a table key, a chunk name): written raw, \1 made the SVG a parse error.
+  local script = file("control.lua", [[
+local t = {}
+t["step\1one"] = function() local s = 0 for i = 1, 3e6 do s = s + i end return s end
+t["two\nlines\r\v\f\27"] = function() local s = 0 for i = 1, 3e6 do s = s + i end return s end
+t["step\1one"]()
+t["two\nlines\r\v\f\27"]()
+load("local s = 0 for i = 1, 3e6 do s = s + i end", "=chunk\2name\n")()
+]])
+  for _, name in ipairs({ "control.svg", "control.folded" }) do
+    local out, code = profile("--profile=" .. name .. " --profile-rate=5000", script)
+    eq(code, 0, out)
+  end
+  local parsed = shell("python3 -c 'import sys, xml.etree.ElementTree as e; r = e.parse(sys.argv[1]).getroot(); " ..
+    "print(\"parsed\", len(r.findall(\".//{http://www.w3.org/2000/svg}g\")))' " .. tmp .. "/control.svg")
+  ok(parsed:find("^parsed %d+"), "the SVG is not well-formed XML: " .. parsed)
+  local text = assert(read(tmp .. "/control.folded"))
+  ok(not text:find("[%z\1-\8\11-\31\127]"), "a control character in the folded file")
+  local stacks = parseFolded(text)  -- asserts each line is `stack count`
+  ok(samplesIn(stacks, "^control%.lua:2 %(step.one%)$") > 0, text)
+  ok(samplesIn(stacks, "^control%.lua:3 %(two.lines....%)$") > 0, text)
+  ok(samplesIn(stacks, "^chunk.name.") > 0, text)
+end)
+
 test("samples have no frame of the bridge's own Lua", function()
   local stacks = parseFolded(assert(read(tmp .. "/hot.folded")))
   for _, s in ipairs(stacks) do ok(not s.text:find("bk/", 1, true), s.text) end

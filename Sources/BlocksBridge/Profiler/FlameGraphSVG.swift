@@ -135,7 +135,15 @@ struct FlameGraphSVG {
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
             case "'": out += "&apos;"
-            default: out.append(c)
+            // XML 1.0 allows no other control character, even as a reference (the collector
+            // replaces them; a host's own profile text may still hold one).
+            case "\t", "\n", "\r": out += "&#\(c.unicodeScalars.first?.value ?? 32);"
+            default:
+                if c.unicodeScalars.contains(where: { $0.value < 0x20 || ($0.value >= 0x7f && $0.value < 0xa0) }) {
+                    out += "?"
+                } else {
+                    out.append(c)
+                }
             }
         }
         return out
