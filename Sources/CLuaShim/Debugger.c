@@ -560,7 +560,9 @@ static void bk_dbg_run_agent(lua_State *L, bk_debugger *d, int nargs) {
         rt->debugger_stopped++;
     }
     d->in_agent = 1;
+    bk_profiler_hold(L, 1);  // the agent's work is not the script's: not sampled
     if (bk_pcall(L, nargs, 0, 0) != LUA_OK) lua_pop(L, 1);
+    bk_profiler_hold(L, 0);
     d->in_agent = 0;
     if (rt != NULL) rt->debugger_stopped--;
     d->eval_deadline = 0;

@@ -63,7 +63,7 @@ static void bk_sample_target(bk_profiler *p, bk_profile_target *t) {
     if (now - t->last_cpu < (gap > p->period ? gap : p->period)) return;
     long long periods = (now - t->last_cpu) / p->period;
     t->last_cpu += periods * p->period;
-    if (bk_runtime_life(rt) != BK_LIFE_OPEN) return;
+    if (bk_runtime_life(rt) != BK_LIFE_OPEN || __atomic_load_n(&rt->profiling.held, __ATOMIC_RELAXED) > 0) return;
     const void *swift = __atomic_load_n(&rt->profiling.swift, __ATOMIC_RELAXED);
     if (swift != NULL) {
         // Due in this function: what another one left untaken (it returned before the last
@@ -139,6 +139,8 @@ long long bk_profiler_thread_cpu(void) {
 }
 
 static void bk_take_sample(bk_profile_target *t, lua_State *L, long long weight) {
+    // The debugger's own code (an evaluation) is not the script's: what was due waits for it.
+    if (__atomic_load_n(&t->rt->profiling.held, __ATOMIC_RELAXED) > 0) return;
     long long started = bk_profiler_thread_cpu();
     char line[BK_PROFILE_LINE];
     size_t length = bk_profile_collect(L, t->label, line, sizeof line);
@@ -151,10 +153,16 @@ static void bk_take_sample(bk_profile_target *t, lua_State *L, long long weight)
     t->overhead_then = overhead;
 }
 
+void bk_profiler_hold(lua_State *L, int held) {
+    bk_runtime *rt = bk_runtime_of(L);
+    if (rt != NULL) __atomic_add_fetch(&rt->profiling.held, held ? 1 : -1, __ATOMIC_RELAXED);
+}
+
 // The hook hub's client: a poke's count event is a sample of the Lua code running now.
 static void bk_profile_hook(lua_State *L, lua_Debug *ar, void *context) {
     if (ar->event != LUA_HOOKCOUNT) return;
     bk_profile_target *t = context;
+    if (__atomic_load_n(&t->rt->profiling.held, __ATOMIC_RELAXED) > 0) return;  // the debugger's
     long long due = __atomic_exchange_n(&t->lua_due, 0, __ATOMIC_RELAXED);
     if (due > 0) bk_take_sample(t, L, due);
 }

@@ -949,6 +949,35 @@ print("total", total)
 
 
 @case
+def under_profile_the_debuggers_own_evaluations_are_not_sampled_as_the_scripts_code():
+    path = script("profiled.lua", """local function hot() local s = 0 for i = 1, 3e6 do s = s + i end return s end
+local x = hot()
+x = x + 1   -- BP
+print("x", x)
+""")
+    folded = os.path.join(scratch, "profiled.folded")
+    process, port = listen(path, options=["--profile=" + folded])
+    c = Client.connect(port, process=process)
+    try:
+        c.initialize()
+        c.request("attach", {})
+        c.configure({path: [line_of(path, "BP")]})
+        c.stopped("breakpoint")
+        # Ten times hot's work, in the debug console: it used to be 90% of the script's profile.
+        c.evaluate("(function() local s = 0 for i = 1, 3e7 do s = s + i end return s end)()", c.frames()[0]["id"])
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "the run ends")
+        process.communicate(timeout=20)
+        with open(folded) as f:
+            text = f.read()
+        check("(hot)" in text, "the script's hot function is sampled: %r" % text)
+        check("evaluate" not in text and "[Swift] next" not in text, "the debugger's work is left out: %r" % text)
+    finally:
+        c.close()
+        if process.poll() is None:
+            process.kill()
+
+
 @needs_a_poke_in_a_lua_loop
 def a_client_attaching_late_can_pause_a_running_loop_and_leave_it_running():
     path = script("late.lua", """local n = 0

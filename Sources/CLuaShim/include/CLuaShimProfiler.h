@@ -27,6 +27,8 @@ typedef struct bk_runtime_profiling {
     long long overhead;         // nanoseconds of this thread's CPU time spent taking samples (a
                                 // poke's lua_sethook, collecting the stack): not the run's, the
                                 // sampler leaves it out of the time it samples
+    int held;                   // atomic: the debugger's agent runs (a stop, its evaluations): its
+                                // time is not the script's, and is neither sampled nor counted
 } bk_runtime_profiling;
 
 /// Receives one sample: a folded stack (frames root first, separated by ';') and its weight in
@@ -48,6 +50,9 @@ long long bk_profiler_outside(bk_profiler *profiler);
 /// The calling thread's CPU time in nanoseconds (async-signal-safe: the poke handler times its
 /// lua_sethook with it).
 long long bk_profiler_thread_cpu(void);
+
+/// The debugger's agent starts (`held` 1) or ends (0) running on `L`'s state: sampling waits.
+void bk_profiler_hold(lua_State *L, int held);
 
 /// Starts sampling the state of `L` on the calling thread (the one that runs it, with its lock
 /// held), its stacks rooted at `label` ("main", "worker", ...). Returns the target, or NULL when
