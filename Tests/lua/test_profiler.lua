@@ -273,7 +273,7 @@ while true do serve() end
     os.remove(tmp .. "/server.folded")
     -- set -m: a background job of a shell without job control starts with SIGINT ignored.
     -- Killed after 60 s if the signal does not end it.
-    local out = shell("cd " .. tmp .. " && bash -c 'set -m; " .. BKLUA .. " --profile=server.folded server.lua " ..
+    local out = shell("cd " .. tmp .. " && bash -c 'set -m; " .. BKLUA .. " --profile=server.folded " .. script .. " " ..
       "2>server.err & pid=$!; (sleep 60; kill -KILL $pid) >/dev/null 2>&1 & killer=$!; sleep 1.5; kill -" ..
       signal[1] .. " $pid; wait $pid; echo status $?; kill $killer'")
     local err = read(tmp .. "/server.err") or ""
