@@ -978,6 +978,7 @@ print("x", x)
             process.kill()
 
 
+@case
 @needs_a_poke_in_a_lua_loop
 def a_client_attaching_late_can_pause_a_running_loop_and_leave_it_running():
     path = script("late.lua", """local n = 0
