@@ -9,27 +9,15 @@ Under ThreadSanitizer (BK_SANITIZER=thread, set by scripts/check-sanitizers) the
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dap_client import Client, DAPError  # noqa: E402
+from dap_cases import case, check, line_of, run_cases, scratch, script  # noqa: E402
 
 BKLUA = os.path.abspath(os.environ.get("BKLUA", ".build/debug/bklua"))
-scratch = os.path.realpath(tempfile.mkdtemp(prefix="bklua-dap-"))
-cases = []
-
-
-def case(function):
-    cases.append(function)
-    return function
-
-
-SANITIZER = os.environ.get("BK_SANITIZER", "")
 
 
 def needs_a_poke_in_a_lua_loop(function):
@@ -38,26 +26,6 @@ def needs_a_poke_in_a_lua_loop(function):
     intercepts, and Debian's liblua is not instrumented: the poke never lands there."""
     function.thread_sanitizer_skip = "a poke (SIGURG) must land in a Lua loop; TSan defers it to an intercepted call"
     return function
-
-
-def script(name, text):
-    path = os.path.join(scratch, name)
-    with open(path, "w") as f:
-        f.write(text)
-    return path
-
-
-def line_of(path, marker):
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            if marker in line:
-                return number
-    raise AssertionError("no line with %r" % marker)
-
-
-def check(condition, what):
-    if not condition:
-        raise AssertionError(what)
 
 
 def adapter():
@@ -1801,32 +1769,5 @@ print("pool", ok)
             c.close()
 
 
-def main():
-    pattern = sys.argv[1] if len(sys.argv) > 1 else ""
-    passed = failed = skipped = 0
-    for function in cases:
-        if pattern not in function.__name__:
-            continue
-        if SANITIZER == "thread" and getattr(function, "thread_sanitizer_skip", None):
-            skipped += 1
-            print("skip %s (ThreadSanitizer: %s)" % (function.__name__, function.thread_sanitizer_skip))
-            continue
-        start = time.time()
-        try:
-            function()
-            passed += 1
-            print("ok   %s (%.1f s)" % (function.__name__, time.time() - start))
-        except Exception:
-            failed += 1
-            print("FAIL %s (%.1f s)" % (function.__name__, time.time() - start))
-            traceback.print_exc(file=sys.stdout)
-        sys.stdout.flush()
-    shutil.rmtree(scratch, ignore_errors=True)
-    if skipped:
-        print("%d skipped under ThreadSanitizer" % skipped)
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
-
-
 if __name__ == "__main__":
-    main()
+    run_cases()

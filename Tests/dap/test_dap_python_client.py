@@ -12,13 +12,10 @@ Prints one line per case and "N passed, N failed"; exits non-zero on a failure.
 import os
 import re
 import select
-import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
-import traceback
 
 from dap.base import ErrorResponse, Response
 from dap.client import Client
@@ -26,35 +23,10 @@ from dap.handler import Handler
 from dap import events, responses, types
 from pydantic import BaseModel, TypeAdapter
 
+from dap_cases import case, check, line_of, run_cases, scratch, script
+
 BKLUA = os.path.abspath(os.environ.get("BKLUA", ".build/debug/bklua"))
 TIMEOUT = float(os.environ.get("DAP_TIMEOUT", "20"))
-scratch = os.path.realpath(tempfile.mkdtemp(prefix="bklua-dap-python-"))
-cases = []
-
-
-def case(function):
-    cases.append(function)
-    return function
-
-
-def check(condition, what):
-    if not condition:
-        raise AssertionError(what)
-
-
-def script(name, text):
-    path = os.path.join(scratch, name)
-    with open(path, "w") as f:
-        f.write(text)
-    return path
-
-
-def line_of(path, marker):
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            if marker in line:
-                return number
-    raise AssertionError("no line with %r" % marker)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -581,26 +553,5 @@ print("tasks", n > 0)
             process.kill()
 
 
-def main():
-    pattern = sys.argv[1] if len(sys.argv) > 1 else ""
-    passed = failed = 0
-    for function in cases:
-        if pattern not in function.__name__:
-            continue
-        start = time.time()
-        try:
-            function()
-            passed += 1
-            print("ok   %s (%.1f s)" % (function.__name__, time.time() - start))
-        except Exception:
-            failed += 1
-            print("FAIL %s (%.1f s)" % (function.__name__, time.time() - start))
-            traceback.print_exc(file=sys.stdout)
-        sys.stdout.flush()
-    shutil.rmtree(scratch, ignore_errors=True)
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
-
-
 if __name__ == "__main__":
-    main()
+    run_cases()
