@@ -873,22 +873,29 @@ def listen(script_path, *extra, wait=True, options=()):
 
 
 
-def leave_over_tcp_while_stopped(path, marker, stops, expected):
+def leave_over_tcp_while_stopped(path, marker, stops, expected, next_client=False):
     """Attaches over TCP with a breakpoint at `marker`, waits for `stops` stops, then closes the
-    socket: the script must go on and finish with `expected` in its stdout."""
+    socket: the script must go on and finish with `expected` in its stdout. `next_client`: another
+    client is already waiting (connected, initialize sent) as the first leaves."""
     process, port = listen(path)
     c = Client.connect(port, process=process)
+    waiting = None
     try:
         c.initialize()
         c.request("attach", {})
         c.configure({path: [line_of(path, marker)]})
         for _ in range(stops):
             c.stopped("breakpoint")
+        if next_client:
+            waiting = Client.connect(port, process=process)
+            waiting.send("initialize", {"adapterID": "bklua"})
         c.sock.shutdown(2)
         c.sock.close()
         out, _ = process.communicate(timeout=20)
         check(process.returncode == 0 and expected in out, "the script finished: %r" % out)
     finally:
+        if waiting is not None:
+            waiting.close()
         if process.poll() is None:
             process.kill()
 
@@ -1415,6 +1422,8 @@ end
 print("finished", n)
 """)
     leave_over_tcp_while_stopped(path, "HERE", 1, b"finished\t6")
+    # The next client took the connection before the stopped thread woke: it still runs on.
+    leave_over_tcp_while_stopped(path, "HERE", 1, b"finished\t6", next_client=True)
 
 
 @case

@@ -40,7 +40,10 @@ package final class DebugSession: @unchecked Sendable {
     /// The stopped threads, by agent slot (0: the state the session attached to; a worker state's
     /// slot otherwise): each state has at most one, and each blocks in its own `host.next()`.
     private var stops: [Int: Stop] = [:]
-    private var releaseStoppedThread = false
+    /// Connections ended so far: a stop made under an earlier count goes on running (its client
+    /// left), even when the next client has connected before the stopped thread woke (a count, not
+    /// a flag the next connection clears).
+    private var connectionsEnded = 0
     private var ended = false
     /// The worker states the debugger is attached to, by slot (DebugSession+Workers.swift).
     var workers: [Int: DebugWorker] = [:]
@@ -64,6 +67,7 @@ package final class DebugSession: @unchecked Sendable {
     private struct Stop {
         var thread: Int
         var name: String
+        var connectionsEnded: Int  // when it stopped: its client left once the count moved on
         var requests: [Request] = []
     }
 
@@ -92,7 +96,6 @@ package final class DebugSession: @unchecked Sendable {
             initializeAnswered = false
             lineBase = 1
             columnBase = 1
-            releaseStoppedThread = false
         }
         return startDetachedThread { [self] in
             transport.readMessages({ message in self.handle(message) }, failed: { why in
@@ -114,16 +117,18 @@ package final class DebugSession: @unchecked Sendable {
     }
 
     private func connectionClosed(_ closing: DebugTransport) {
+        // Breakpoints, filters and steps go first: a stopped thread let go below must not stop
+        // again on them (before the next client has even been answered).
+        if lock.withLock({ transport === closing && !connectionEnded }) { releaseScript() }
         let current = lock.withLock { () -> Bool in
-            guard transport === closing else { return false }
+            guard transport === closing, !connectionEnded else { return false }
             connectionEnded = true
-            releaseStoppedThread = true
+            connectionsEnded += 1
             lock.broadcast()
             return true
         }
         closing.close()
         guard current else { return }
-        releaseScript()
         onConnectionEnded()
     }
 
@@ -423,15 +428,18 @@ package final class DebugSession: @unchecked Sendable {
     /// The next request for the stopped thread; nil when it must go on running (the client left).
     func nextStoppedRequest(slot: Int) -> Request? {
         lock.withLock {
-            while (stops[slot]?.requests.isEmpty ?? true) && !releaseStoppedThread { lock.wait() }
-            guard let request = stops[slot]?.requests.first else { return nil }
+            // Its client is gone (or none is connected): it runs on.
+            let stoppedUnder = stops[slot]?.connectionsEnded ?? connectionsEnded
+            func clientLeft() -> Bool { connectionsEnded != stoppedUnder || connectionEnded }
+            while (stops[slot]?.requests.isEmpty ?? true) && !clientLeft() { lock.wait() }
+            guard !clientLeft(), let request = stops[slot]?.requests.first else { return nil }
             stops[slot]?.requests.removeFirst()
             return request
         }
     }
 
     func markStopped(body: String, slot: Int, thread: Int, name: String) {
-        lock.withLock { stops[slot] = Stop(thread: thread, name: name) }
+        lock.withLock { stops[slot] = Stop(thread: thread, name: name, connectionsEnded: connectionsEnded) }
         event("stopped", .raw(body))
     }
 
