@@ -609,9 +609,10 @@ static void bk_dbg_on_line(lua_State *L, lua_Debug *ar, bk_debugger *d) {
     int stepping = step_mode != BK_STEP_NONE && (d->step_L == L || d->step_L == NULL);
     if (stepping && !bk_dbg_hidden(ar->source)) {
         int stop = step_mode == BK_STEP_IN;
-        if (!stop) {
-            int depth = bk_dbg_depth(L);
-            stop = step_mode == BK_STEP_OVER ? depth <= d->step_depth : depth < d->step_depth;
+        if (!stop) {  // depth <= step_depth (over) or < (out), probed at one level (see on_return)
+            lua_Debug probe;
+            int level = step_mode == BK_STEP_OVER ? d->step_depth : d->step_depth - 1;
+            stop = level >= 0 && !lua_getstack(L, level, &probe);
         }
         if (stop) {
             const char *reason = d->entry == BK_STOP_ENTRY ? "entry" : d->entry == BK_STOP_PAUSE ? "pause" : "step";
@@ -694,13 +695,15 @@ static void bk_dbg_on_call(lua_State *L, lua_Debug *ar, bk_debugger *d) {
 static void bk_dbg_on_return(lua_State *L, lua_Debug *ar, bk_debugger *d) {
     // A next or stepOut whose frame returned stops at the caller's next line; a caller that
     // returns before it has one (`return 1 + f(n - 1)`) stops as it returns, on the call's line.
+    // Depths compared by probing one level (lua_getstack(L, k) fails iff the stack has at most k
+    // levels): O(step_depth) a return, not the whole stack's depth (a deep recursion stepped over).
     int step_mode = __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED);
     if ((step_mode == BK_STEP_OVER || step_mode == BK_STEP_OUT) && d->step_L == L) {
-        int depth = bk_dbg_depth(L);
+        lua_Debug probe;
         if (!d->step_returned) {
-            d->step_returned = depth - 1 < d->step_depth;
-        } else if (depth < d->step_depth && lua_getinfo(L, "Sl", ar) && ar->currentline >= 0 &&
-                   !bk_dbg_hidden(ar->source)) {
+            d->step_returned = !lua_getstack(L, d->step_depth, &probe);  // depth - 1 < step_depth
+        } else if (d->step_depth > 0 && !lua_getstack(L, d->step_depth - 1, &probe) &&  // depth < step_depth
+                   lua_getinfo(L, "Sl", ar) && ar->currentline >= 0 && !bk_dbg_hidden(ar->source)) {
             d->entry = BK_STOP_STEP;
             __atomic_store_n(&d->step_mode, BK_STEP_NONE, __ATOMIC_RELAXED);
             d->step_L = NULL;

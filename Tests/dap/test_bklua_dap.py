@@ -228,6 +228,30 @@ print(x, g(3))
 
 
 @case
+def next_over_a_call_that_recurses_deep_stops_on_the_next_line():
+    # The step's checks probe one level, not the stack's depth: a depth read at each of the
+    # recursion's lines and returns took minutes at this depth (6 s at 20,000).
+    path = script("deep_next.lua", """local function deep(n) if n == 0 then return 0 end return 1 + deep(n - 1) end
+local x = 1         -- BEFORE
+local y = deep(100000)
+print(x, y)         -- AFTER
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "BEFORE")]})
+        c.stopped("breakpoint")
+        c.step("next")
+        c.stopped("step")
+        c.step("next")
+        c.stopped("step")
+        check(c.frames()[0]["line"] == line_of(path, "AFTER"), "after the call: %r" % c.frames()[0])
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
 @needs_a_poke_in_a_lua_loop
 def pause_stops_an_endless_loop_and_set_variable_ends_it():
     path = script("endless.lua", """local running = true
