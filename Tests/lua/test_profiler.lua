@@ -271,9 +271,12 @@ while true do serve() end
 ]])
   for _, signal in ipairs({ { "INT", 130 }, { "TERM", 143 } }) do
     os.remove(tmp .. "/server.folded")
-    -- set -m: a background job of a shell without job control starts with SIGINT ignored.
-    -- Killed after 60 s if the signal does not end it.
-    local out = shell("cd " .. tmp .. " && bash -c 'set -m; " .. BKLUA .. " --profile=server.folded " .. script .. " " ..
+    -- bklua keeps a signal ignored when it starts (nohup), and a shell cannot undo an ignore it
+    -- inherited (a CI run started as a background job ignores SIGINT): python3 puts both signals
+    -- back to their defaults, then becomes bklua. Killed after 60 s if the signal does not end it.
+    local defaults = [[python3 -c "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); ]] ..
+      [[signal.signal(signal.SIGTERM, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])" ]]
+    local out = shell("cd " .. tmp .. " && bash -c 'set -m; " .. defaults .. BKLUA .. " --profile=server.folded " .. script .. " " ..
       "2>server.err & pid=$!; (sleep 60; kill -KILL $pid) >/dev/null 2>&1 & killer=$!; sleep 1.5; kill -" ..
       signal[1] .. " $pid; wait $pid; echo status $?; kill $killer'")
     local err = read(tmp .. "/server.err") or ""
