@@ -1,9 +1,12 @@
 import BlocksBridge
+import CLua
 
 /// The debugger's cost, in one process, each against the same script in a state without a debugger:
 /// - a CPU-bound script (a numeric loop and a recursive function: about 30,000 calls a round) with a
 ///   debug server attached and a breakpoint in a function that is never called (target 1.3x: the
 ///   call events are the cost);
+/// - the floor of that row for any design that follows calls: the same script in two bare Lua
+///   states, one with an empty C call hook (Lua's own cost of a call event), one without;
 /// - a conditional breakpoint whose condition never holds, reached `hits` times (the per-hit cost is
 ///   reported: the agent runs the condition each time).
 func debuggerBenchmarks(hits: Int) throws -> [Benchmark] {
@@ -41,6 +44,15 @@ func debuggerBenchmarks(hits: Int) throws -> [Benchmark] {
         try state.run("hot(1)")  // takes the breakpoints (a poke)
         return state
     }
+    /// Bare states for the floor: the script loaded, one with an empty call hook.
+    func bareState(hooked: Bool) -> OpaquePointer? {
+        guard let L = luaL_newstate() else { return nil }
+        luaL_openlibs(L)
+        guard luaL_loadstring(L, script) == LUA_OK, lua_pcallk(L, 0, 0, 0, 0, nil) == LUA_OK else { return nil }
+        if hooked { lua_sethook(L, { _, _ in }, LUA_MASKCALL, 0) }
+        return L
+    }
+    let bareHooked = bareState(hooked: true), barePlain = bareState(hooked: false)
     let neverHit = try debugged(.object([("line", .number(2))]))
     let conditional = try debugged(.object([("line", .number(13)), ("condition", .string("i < 0"))]))
     let attached = Benchmark(
@@ -48,6 +60,21 @@ func debuggerBenchmarks(hits: Int) throws -> [Benchmark] {
         target: 1.3,
         ours: { try seconds { for _ in 0 ..< 4 { try neverHit.run("work()") } } },
         reference: { try seconds { for _ in 0 ..< 4 { try plain.run("work()") } } })
+    let floor = Benchmark(
+        name: "debugger: floor, an empty C call hook",
+        target: nil,
+        ours: { try bareSeconds(hooked: true) },
+        reference: { try bareSeconds(hooked: false) })
+    /// Runs work() 4 times in a bare state (no bridge), with or without an empty call hook.
+    func bareSeconds(hooked: Bool) throws -> Double {
+        guard let L = hooked ? bareHooked : barePlain else { throw DebugServerError.cannotListen("no bare state") }
+        return try seconds {
+            for _ in 0 ..< 4 {
+                lua_getglobal(L, "work")
+                if lua_pcallk(L, 0, 0, 0, 0, nil) != LUA_OK { throw DebugServerError.cannotListen("work() failed") }
+            }
+        }
+    }
     var perHit = Benchmark(
         name: "debugger: conditional breakpoint, \(hits) hits",
         target: nil,
@@ -63,5 +90,5 @@ func debuggerBenchmarks(hits: Int) throws -> [Benchmark] {
         let cost = (median(ours) - median(reference)) / Double(hits)
         return ["per hit: \(format(cost * 1e6, 2)) us (the condition `i < 0` evaluated \(hits) times, never true)"]
     }
-    return [attached, perHit]
+    return [attached, floor, perHit]
 }

@@ -290,26 +290,33 @@ end
 
 -- MARK: Evaluation in a frame
 
--- The names a frame sees: its locals (innermost last wins), its varargs, its upvalues.
+-- The names a frame sees: its locals (innermost last wins), its varargs, its upvalues. Its level is
+-- found once (a condition runs at every hit: a levelOf per local was most of its cost).
 local function frameSlots(frame)
-    local slots = {}
-    local info = frameInfo(frame, "uf")
+    local thread, level = failedThread, nil
+    if thread then level = frames[frame].offset - 1 else level = levelOf(frames[frame].offset) end
+    if level == nil then return nil end
+    local info
+    if thread then info = getinfo(thread, level, "uf") else info = getinfo(level, "uf") end
     if info == nil then return nil end
+    local slots = {}
     for i = 1, info.nups do
         local name, value = getupvalue(info.func, i)
         if name and name ~= "" then slots[name] = { kind = "upvalue", index = i, value = value, func = info.func } end
     end
     local i = 1
     while true do
-        local name, value = frameLocal(frame, i)
+        local name, value
+        if thread then name, value = getlocal(thread, level, i) else name, value = getlocal(level, i) end
         if not name then break end
         if sub(name, 1, 1) ~= "(" then slots[name] = { kind = "local", index = i, value = value } end
         i = i + 1
     end
     local varargs = {}
     i = 1
-    while true do
-        local name, value = frameLocal(frame, -i)
+    while info.isvararg do
+        local name, value
+        if thread then name, value = getlocal(thread, level, -i) else name, value = getlocal(level, -i) end
         if not name then break end
         varargs[i] = value
         i = i + 1
@@ -816,20 +823,27 @@ local function currentThread(co)
 end
 
 local function entry(reason, detail, line, co, err)
-    endCoroutineThreads()
     refs, refCount, exception = {}, 0, nil
     local postMortem = reason == "exception-task" or reason == "exception-coroutine"
     failedThread = postMortem and co or nil
+    local hitId
+    if reason == "breakpoint" then
+        -- Decided before the stack is read: a condition that does not hold costs the condition alone
+        -- (its frame is the one just below `stop`, where the line event came from).
+        local condition, hitCondition, logMessage
+        hitId, condition, hitCondition, logMessage = host.breakpoint(detail, line)
+        if hitId == nil then return end
+        frames, frameCount = { { offset = 1 } }, 1
+        if not decide(hitId, condition, hitCondition, logMessage) then return end
+    end
+    endCoroutineThreads()
     collectFrames(postMortem or reason == "exception" or reason == "exception-caught")
     if frameCount == 0 then return end
     local threadId, threadName = currentThread(failedThread)
     -- A worker's stop stops that worker only; the main state's, every thread but the workers.
     local body = { reason = reason, threadId = threadId, allThreadsStopped = host.stopsAll() }
     if reason == "breakpoint" then
-        local id, condition, hitCondition, logMessage = host.breakpoint(detail, line)
-        if id == nil then return end
-        if not decide(id, condition, hitCondition, logMessage) then return end
-        body.hitBreakpointIds = array({ id })
+        body.hitBreakpointIds = array({ hitId })
     elseif reason == "function" then
         local id, condition, hitCondition = host.functionBreakpoint(detail)
         if id == nil then return end
