@@ -92,6 +92,11 @@ struct bk_debugger {
     int eval_tripped;  // the evaluation ran out: every instruction raises until it ends
     bk_dbg_function functions_seen[BK_DEBUG_FUNCTIONS];
     bk_dbg_memo memos[BK_DEBUG_THREADS];
+    // The function breakpoints' names as the Lua thread last copied them (at generation
+    // `names_gen`): a call event reads them without taking the lock.
+    char *names;
+    int names_count;
+    unsigned names_gen;
 };
 
 static double bk_dbg_now(void) {
@@ -142,6 +147,7 @@ void bk_debugger_destroy(bk_debugger *d) {
     }
     free(d->files);
     free(d->functions);
+    free(d->names);
     for (int b = 0; b < BK_DEBUG_BUCKETS; b++) {
         for (bk_dbg_source *s = d->sources[b], *next; s != NULL; s = next) {
             next = s->next;
@@ -667,24 +673,28 @@ static void bk_dbg_on_call(lua_State *L, lua_Debug *ar, bk_debugger *d) {
     }
     if (__atomic_load_n(&d->function_count, __ATOMIC_RELAXED) == 0 || bk_dbg_hidden(ar->source)) return;
     // By identity: the called function is the one a breakpoint's name reaches now, however the
-    // call site names it (an alias, pcall(f), a helper's block). Names copied under the lock.
-    char names[4096];
-    int count = 0;
-    size_t used = 0;
-    pthread_mutex_lock(&d->lock);
-    const char *p = d->functions;
-    for (int i = 0; i < d->function_count; i++, p += strlen(p) + 1) {
-        size_t n = strlen(p) + 1;
-        if (used + n > sizeof names) break;
-        memcpy(names + used, p, n);
-        used += n;
-        count++;
+    // call site names it (an alias, pcall(f), a helper's block). Names copied under the lock
+    // when the breakpoints change.
+    if (d->names_gen != __atomic_load_n(&d->gen, __ATOMIC_RELAXED) || d->names == NULL) {
+        pthread_mutex_lock(&d->lock);
+        unsigned gen = __atomic_load_n(&d->gen, __ATOMIC_RELAXED);
+        size_t size = 0;
+        for (int i = 0; i < d->function_count; i++) size += strlen(d->functions + size) + 1;
+        char *copy = size > 0 ? malloc(size) : NULL;
+        if (copy != NULL) memcpy(copy, d->functions, size);
+        int copied = copy != NULL ? d->function_count : 0;
+        pthread_mutex_unlock(&d->lock);
+        free(d->names);
+        d->names = copy;
+        d->names_count = copied;
+        d->names_gen = gen;
     }
-    pthread_mutex_unlock(&d->lock);
+    const char *names = d->names;
+    int count = d->names_count;
     if (count == 0 || !lua_checkstack(L, 3) || !lua_getinfo(L, "f", ar)) return;
     int called = lua_gettop(L);
     const char *found = NULL;
-    p = names;
+    const char *p = names;
     for (int i = 0; i < count && found == NULL; i++, p += strlen(p) + 1) {
         if (bk_dbg_push_named(L, p) && lua_rawequal(L, -1, called)) found = p;
         lua_settop(L, called);

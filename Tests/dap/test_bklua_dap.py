@@ -339,6 +339,24 @@ print(alias("b"), pcall(greet, "c"), bk.map({ "d" }, greet)[1])
 
 
 @case
+def function_breakpoints_past_4096_bytes_of_names_all_hit():
+    # 120 names of about 70 bytes (8 KB): every one is checked, the last as well as the first.
+    names = ["handler_%s_%03d" % ("x" * 56, i) for i in range(120)]
+    path = script("manyfuncs.lua", "".join("function %s() return %d end\n" % (n, i) for i, n in enumerate(names))
+                  + "print(%s(), %s())\n" % (names[0], names[-1]))
+    c = adapter()
+    try:
+        c.start(path, functions=names)
+        for expected in (1, 120):
+            c.stopped("function breakpoint")
+            check(c.frames()[0]["line"] == expected, "stopped at %r, not line %d" % (c.frames()[0], expected))
+            c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
 def a_breakpoint_in_a_block_of_bk_map_shows_the_helpers_caller_and_no_bridge_frames():
     path = script("helpers.lua", """local function double(list)
   return bk.map(list, function(x)
