@@ -942,6 +942,45 @@ def leave_over_tcp_while_stopped(path, marker, stops, expected, next_client=Fals
             process.kill()
 
 @case
+def an_answer_to_a_client_that_left_does_not_go_to_the_next_one():
+    path = script("late_answer.lua", """local n = 0
+for i = 1, 2 do
+  n = n + i    -- BP
+end
+print("n", n)
+""")
+    process, port = listen(path)
+    a = Client.connect(port, process=process)
+    b = None
+    try:
+        a.initialize()
+        a.request("attach", {})
+        a.configure({path: [line_of(path, "BP")]})
+        a.stopped("breakpoint")
+        frame = a.frames()[0]["id"]
+        # An evaluation that takes a second; meanwhile b connects and a leaves.
+        a.send("evaluate", {"expression": "(function() local t = os.clock() while os.clock() - t < 1 do end return 42 end)()",
+                            "frameId": frame, "context": "repl"})
+        time.sleep(0.2)
+        b = Client.connect(port, process=process)
+        b.send("initialize", {"adapterID": "bklua"})
+        a.sock.shutdown(2)
+        a.sock.close()
+        check(b.response(1)["success"], "b is served")
+        out, _ = process.communicate(timeout=20)
+        check(b"n\t3" in out, "the script went on: %r" % out)
+        b.thread.join(5)
+        stray = [r for r in b.responses.values() if r.get("command") == "evaluate"]
+        check(not stray, "b got the answer to a's request: %r" % stray)
+    finally:
+        for c in (a, b):
+            if c is not None:
+                c.close()
+        if process.poll() is None:
+            process.kill()
+
+
+@case
 def attach_over_tcp_with_dap_listen_and_dap_wait():
     path = script("listen.lua", """local total = 0
 for i = 1, 5 do

@@ -50,6 +50,7 @@ extension DebugSession {
         }
         stack.rawSet(-2, field: "next")
         stack.push(function: "respond") { [self] stack in
+            guard stopsClientIsConnected(slot: slot) else { return 0 }
             let seq = Int(stack.toInteger(1) ?? 0)
             let command = stack.toString(2) ?? ""
             let text = stack.toString(4) ?? ""

@@ -310,7 +310,8 @@ package final class DebugSession: @unchecked Sendable {
             respond(seq, command, body: .object([("stackFrames", .array([])), ("totalFrames", .number(0))]))
         default:
             let handedOver = lock.withLock { () -> Bool in
-                guard let slot = stopSlot(for: arguments) else { return false }
+                // A stop of a client that has left is ending: it takes no request of the next one.
+                guard let slot = stopSlot(for: arguments), stops[slot]?.connectionsEnded == connectionsEnded else { return false }
                 stops[slot]?.requests.append((seq, command, arguments))
                 lock.broadcast()
                 return true
@@ -438,6 +439,12 @@ package final class DebugSession: @unchecked Sendable {
         }
     }
 
+    /// Whether the client the stop in `slot` serves is still connected: an answer to a client that
+    /// left must not go to the next one (its `request_seq` numbers another conversation).
+    func stopsClientIsConnected(slot: Int) -> Bool {
+        lock.withLock { stops[slot].map { $0.connectionsEnded == connectionsEnded && !connectionEnded } ?? false }
+    }
+
     func markStopped(body: String, slot: Int, thread: Int, name: String) {
         lock.withLock { stops[slot] = Stop(thread: thread, name: name, connectionsEnded: connectionsEnded) }
         event("stopped", .raw(body))
@@ -445,7 +452,9 @@ package final class DebugSession: @unchecked Sendable {
 
     func markResumed(slot: Int) {
         let late = lock.withLock { () -> [Request] in
-            stops.removeValue(forKey: slot)?.requests ?? []
+            guard let stop = stops.removeValue(forKey: slot) else { return [] }
+            // Queued by a client that has left since: nobody to answer.
+            return stop.connectionsEnded == connectionsEnded && !connectionEnded ? stop.requests : []
         }
         // Requests that arrived as the thread resumed: answered as while running.
         for request in late { fail(request.seq, request.command, "the script is running: pause it first") }
