@@ -435,6 +435,39 @@ print(table.concat(log, ","))
 
 
 @case
+def another_tasks_stop_ends_a_pending_next_over_bk_sleep():
+    path = script("step_ended.lua", """local function a()
+  local x = 1        -- A-BP
+  bk.sleep(0.2)      -- A-SLEEP
+  x = x + 1          -- A-NEXT
+  return x
+end
+local function b()
+  bk.sleep(0.02)
+  local y = 1        -- B-BP
+  return y
+end
+local ta, tb = bk.async(a), bk.async(b)
+print(bk.await(ta), bk.await(tb))
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "A-SLEEP"), line_of(path, "B-BP")]})
+        a = c.stopped("breakpoint")["threadId"]
+        c.step("next", thread=a)  # over bk.sleep: task b hits its breakpoint meanwhile
+        stop = c.stopped()
+        check(stop["reason"] == "breakpoint" and stop["threadId"] != a, "b's stop: %r" % stop)
+        check(c.frames(stop["threadId"])[0]["line"] == line_of(path, "B-BP"), "at b's breakpoint")
+        c.request("continue", {"threadId": stop["threadId"]})
+        # As documented: the other stop ended a's step, so a runs to its end without stopping.
+        check(c.finish() == 0, "exit without another stop")
+        check(not any(e["event"] == "stopped" and e["body"].get("reason") == "step" for e in c.seen), "no step stop")
+        check("2\t1" in c.output.get("stdout", ""), "stdout: %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
 @needs_a_poke_in_a_lua_loop
 def breakpoints_set_while_running_hit_in_a_function_already_running_and_in_a_waiting_task():
     path = script("late_breakpoints.lua", """local go, done, ticks = false, false, 0
