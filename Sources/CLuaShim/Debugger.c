@@ -1014,13 +1014,12 @@ void bk_debugger_resume_ended(lua_State *L, lua_State *co, int status, void *con
         __atomic_store_n(&d->step_mode, BK_STEP_IN, __ATOMIC_RELAXED);
         bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
     }
-    if (status == LUA_OK || status == LUA_YIELD || lua_gettop(co) < 1) return;
-    if (!lua_checkstack(L, 2) || !lua_checkstack(co, 2)) return;
-    // resume (or wrap) caught the error: the `all` filter stops on it, once.
+    if (status == LUA_OK || status == LUA_YIELD || lua_gettop(L) < 1) return;
+    if (!lua_checkstack(L, 2) || !lua_checkstack(co, 1)) return;
+    // resume (or wrap) caught the error, now at L's top: the `all` filter stops on it, once.
     lua_pushthread(co);  // as the debug library reads another thread: room checked, then moved
     lua_xmove(co, L, 1);
-    lua_pushvalue(co, -1);
-    lua_xmove(co, L, 1);
+    lua_pushvalue(L, -2);
     int filters = __atomic_load_n(&d->exceptions, __ATOMIC_RELAXED);
     if ((filters & BK_DEBUG_ALL) && !bk_dbg_shown(L, co, -1)) {
         bk_dbg_stop_post_mortem(L, d, -2, "exception-coroutine");

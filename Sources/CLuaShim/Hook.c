@@ -464,19 +464,23 @@ static int bk_auxresume(lua_State *L, lua_State *co, int narg) {
     bk_running = previous;
     bk_running_rt = previous_rt;
     bk_hook_resumed(L);
-    if (rt != NULL && rt->hook_clients[BK_HOOK_DEBUGGER].fn != NULL)
-        bk_debugger_resume_ended(L, co, status, rt->hook_clients[BK_HOOK_DEBUGGER].context);
+    // The results (or the error) are moved off co before the debugger hears of it: a stop there
+    // may run evaluations that close or resume co.
+    int r = -1;
     if (status == LUA_OK || status == LUA_YIELD) {
         if (!lua_checkstack(L, nres + 1)) {
             lua_pop(co, nres);
             lua_pushliteral(L, "too many results to resume");
-            return -1;
+        } else {
+            lua_xmove(co, L, nres);
+            r = nres;
         }
-        lua_xmove(co, L, nres);
-        return nres;
+    } else {
+        lua_xmove(co, L, 1);
     }
-    lua_xmove(co, L, 1);
-    return -1;
+    if (rt != NULL && rt->hook_clients[BK_HOOK_DEBUGGER].fn != NULL)
+        bk_debugger_resume_ended(L, co, r < 0 ? status : LUA_OK, rt->hook_clients[BK_HOOK_DEBUGGER].context);
+    return r;
 }
 
 static lua_State *bk_getco(lua_State *L) {

@@ -831,6 +831,36 @@ def exception_stops(c, limit=12):
 
 
 @case
+def closing_the_dead_coroutine_at_its_error_stop_leaves_resume_its_error():
+    # The stop comes inside coroutine.resume and wrap; an evaluation there may close the coroutine.
+    path = script("close_at_stop.lua", """local co = coroutine.create(function(a)
+  error({ code = a })
+end)
+CO = co
+local ok, e = coroutine.resume(co, 7)
+print("1st", ok, type(e), e and e.code, coroutine.status(co))
+print("2nd", coroutine.resume(co))
+CO = coroutine.wrap(function() error("from wrap") end)
+print("wrap", pcall(CO))
+""")
+    c = adapter()
+    try:
+        c.start(path, exceptions=["all"])
+        for _ in range(2):
+            stop = c.stopped("exception")
+            frame = c.frames(stop["threadId"])[0]["id"]
+            c.evaluate("type(CO) == 'thread' and coroutine.close(CO) or CO and pcall(CO)", frame)
+            c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0, "exit")
+        out = c.output.get("stdout", "")
+        check("1st\tfalse\ttable\t7\tdead" in out, "resume returned the error: %r" % out)
+        check("2nd\tfalse\tcannot resume dead coroutine" in out, "then dead: %r" % out)
+        check("wrap\tfalse\t" in out and "from wrap" in out, "wrap raised its error: %r" % out)
+    finally:
+        c.close()
+
+
+@case
 def exception_breakpoints_all_stop_once_per_error_also_in_coroutines_the_script_resumes():
     path = script("coerrors.lua", COROUTINE_ERRORS)
     c = adapter()

@@ -54,7 +54,8 @@ int bk_debugger_pushnatives(lua_State *L, bk_debugger *d);
 void bk_debugger_exception(lua_State *L, int uncaught);
 /// A coroutine of the script's (coroutine.resume, coroutine.wrap) gave control back to L, having
 /// returned, yielded or raised (`status`, lua_resume's): a step bound to it goes on in L, and an
-/// error it raised stops under the `all` filter. `context`: the debugger's hook client's.
+/// error it raised (moved to L's top already: the stop may close or resume co) stops under the
+/// `all` filter. `context`: the debugger's hook client's.
 void bk_debugger_resume_ended(lua_State *L, lua_State *co, int status, void *context);
 /// The error `from` died of left it: returned by coroutine.resume (`raised` 0: handled), or raised
 /// again in L by coroutine.wrap (`raised` 1: the value on L's top, which the debugger stopped on
