@@ -482,46 +482,64 @@ static void bk_dbg_forget_shown(lua_State *L, lua_State *thread) {
 // MARK: - pcall and xpcall seen by the "all" exception filter
 
 // An error caught by the script's pcall stops there only if someone looks before the stack unwinds:
-// a message handler. With the "all" filter on, the globals pcall and xpcall become these, which call
-// the xpcall they replaced with a handler that asks the debugger first (then the script's own).
-static const char bk_dbg_wrapped_key = 0;  // registry[&key] = true once the globals are wrapped
+// a message handler. With the "all" filter on, the globals pcall and xpcall become these: Lua's own
+// two, with a handler that asks the debugger first (then the script's own). They call the function
+// as Lua's do (lua_pcallk from the C function the script called), so `error(msg, 2)` names the same
+// level and nested pcalls take the same C stack.
+static const char bk_dbg_wrapped_key = 0;   // registry[&key] = true once the globals are wrapped
+static const char bk_dbg_handling_key = 0;  // registry[&key] = true while a script's handler runs
 
 static int bk_dbg_caught(lua_State *L) {
     lua_settop(L, 1);
-    bk_debugger_exception(L, 0);
+    // A handler that raises is called again for its own error, until Lua gives up: one stop.
+    int handling = lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_dbg_handling_key) != LUA_TNIL;
+    lua_pop(L, 1);
+    if (!handling) bk_debugger_exception(L, 0);
     if (lua_isnone(L, lua_upvalueindex(1))) return 1;
+    lua_pushboolean(L, 1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_dbg_handling_key);
     lua_pushvalue(L, lua_upvalueindex(1));  // xpcall's own handler, with the value unchanged
     lua_insert(L, 1);
     lua_call(L, 1, 1);
+    lua_pushnil(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_dbg_handling_key);
     return 1;
 }
 
-static int bk_dbg_return_all(lua_State *L, int status, lua_KContext ctx) {
-    (void)status;
-    (void)ctx;
+// As Lua's finishpcall; `extra`: the slots below the results (the handler, and xpcall's function).
+static int bk_dbg_finish_pcall(lua_State *L, int status, lua_KContext extra) {
     bk_dbg_forget_shown(L, L);
-    return lua_gettop(L);
+    if (status != LUA_OK && status != LUA_YIELD) {
+        lua_pushnil(L);  // a handler that raised left the flag on: the error is handled now
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_dbg_handling_key);
+        lua_pushboolean(L, 0);
+        lua_pushvalue(L, -2);
+        return 2;
+    }
+    return lua_gettop(L) - (int)extra;
 }
 
 static int bk_dbg_pcall(lua_State *L) {
     luaL_checkany(L, 1);
-    lua_pushvalue(L, lua_upvalueindex(1));  // the original xpcall
+    lua_pushboolean(L, 1);  // the first result when no error
     lua_insert(L, 1);
     lua_pushcfunction(L, bk_dbg_caught);
-    lua_insert(L, 3);
-    lua_callk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, bk_dbg_return_all);
-    return bk_dbg_return_all(L, LUA_OK, 0);
+    lua_insert(L, 1);  // handler, true, f, args...
+    int status = lua_pcallk(L, lua_gettop(L) - 3, LUA_MULTRET, 1, 1, bk_dbg_finish_pcall);
+    return bk_dbg_finish_pcall(L, status, 1);
 }
 
 static int bk_dbg_xpcall(lua_State *L) {
+    int n = lua_gettop(L);
     luaL_checktype(L, 2, LUA_TFUNCTION);
     lua_pushvalue(L, 2);
     lua_pushcclosure(L, bk_dbg_caught, 1);
-    lua_replace(L, 2);
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_callk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, bk_dbg_return_all);
-    return bk_dbg_return_all(L, LUA_OK, 0);
+    lua_replace(L, 2);      // f, handler, args...
+    lua_pushboolean(L, 1);  // the first result when no error
+    lua_pushvalue(L, 1);
+    lua_rotate(L, 3, 2);    // f, handler, true, f, args...
+    int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, bk_dbg_finish_pcall);
+    return bk_dbg_finish_pcall(L, status, 2);
 }
 
 static void bk_dbg_wrap_protected_calls(lua_State *L, bk_debugger *d) {
@@ -537,14 +555,12 @@ static void bk_dbg_wrap_protected_calls(lua_State *L, bk_debugger *d) {
         lua_pop(L, 2);
         return;
     }
-    lua_pushvalue(L, -1);
-    lua_pushcclosure(L, bk_dbg_pcall, 1);
+    lua_pop(L, 1);
     lua_pushliteral(L, "pcall");
-    lua_insert(L, -2);
-    lua_rawset(L, -4);
-    lua_pushcclosure(L, bk_dbg_xpcall, 1);
+    lua_pushcfunction(L, bk_dbg_pcall);
+    lua_rawset(L, -3);
     lua_pushliteral(L, "xpcall");
-    lua_insert(L, -2);
+    lua_pushcfunction(L, bk_dbg_xpcall);
     lua_rawset(L, -3);
     lua_pop(L, 1);
     lua_pushboolean(L, 1);

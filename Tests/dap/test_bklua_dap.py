@@ -861,6 +861,37 @@ print("wrap", pcall(CO))
 
 
 @case
+def under_the_all_filter_pcall_and_xpcall_give_what_lua_s_own_give():
+    # error's levels, nested pcalls' depth and a message handler that raises: as stock lua5.4 runs it.
+    path = script("all_same.lua", """print("level", pcall(error, "msg", 2))
+local function nest(n) if n == 0 then return 0 end local ok, r = pcall(nest, n - 1) if not ok then error(r, 0) end return r + 1 end
+print("nest", pcall(nest, 180))
+print("xpcall", xpcall(function() error("first") end, function(m) error({}) end))
+print("args", xpcall(function(...) return select("#", ...), ... end, print, 1, nil, 3))
+""")
+    expected = subprocess.run([os.environ.get("LUA", "lua5.4"), path], capture_output=True, text=True, timeout=20).stdout
+    c = adapter()
+    try:
+        c.start(path, exceptions=["all"])
+        stops = 0
+        while stops < 10:
+            try:
+                stop = c.stopped("exception", timeout=5)
+            except DAPError:
+                break
+            stops += 1
+            c.request("continue", {"threadId": stop["threadId"]})
+        exited = [e["body"]["exitCode"] for e in c.seen if e["event"] == "exited"]
+        check(exited == [0], "exit: %r" % exited)
+        check(c.output.get("stdout", "") == expected, "%r, lua5.4: %r" % (c.output.get("stdout"), expected))
+        # error("msg", 2) and "first"; the handler's own error (Lua calls the handler again for it,
+        # about a hundred times) is not another stop.
+        check(stops == 2, "stops: %d" % stops)
+    finally:
+        c.close()
+
+
+@case
 def exception_breakpoints_all_stop_once_per_error_also_in_coroutines_the_script_resumes():
     path = script("coerrors.lua", COROUTINE_ERRORS)
     c = adapter()
