@@ -601,12 +601,16 @@ static void bk_pusherrortext(lua_State *L, int idx, int clear) {
     bk_pusherrormessage(L, idx);  // a string as it is
 }
 
-void bk_pusherrorreport(lua_State *L, int idx) { bk_pusherrortext(L, idx, 1); }
+void bk_pusherrorreport(lua_State *L, int idx) {
+    bk_debugger_error_reported(L);
+    bk_pusherrortext(L, idx, 1);
+}
 
 void bk_pusherrordescription(lua_State *L, int idx) { bk_pusherrortext(L, idx, 0); }
 
 int bk_errorreport(lua_State *L) {
     lua_settop(L, 1);
+    bk_debugger_error_reported(L);
     if (lua_type(L, 1) == LUA_TSTRING) return bk_traceback_text(L);
     bk_pusherrorreport(L, 1);
     return 1;

@@ -1054,6 +1054,17 @@ void bk_debugger_error_moved(lua_State *L, lua_State *from, int raised) {
     else bk_dbg_forget_shown(L, from);
 }
 
+void bk_debugger_error_reported(lua_State *L) {
+    if (!lua_checkstack(L, 1)) return;
+    int shown = lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_dbg_shown_thread_key) != LUA_TNIL;
+    lua_pop(L, 1);
+    if (!shown) return;  // no debugger, or nothing shown: nothing written
+    lua_pushnil(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_dbg_shown_thread_key);
+    lua_pushnil(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_dbg_shown_value_key);
+}
+
 void bk_debugger_stdio(int unbuffered) {
     if (unbuffered) setvbuf(stdout, NULL, _IONBF, 0);
     fflush(stdout);

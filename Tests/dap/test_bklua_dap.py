@@ -892,6 +892,29 @@ print("args", xpcall(function(...) return select("#", ...), ... end, print, 1, n
 
 
 @case
+def an_error_the_bridge_reported_is_a_new_error_when_raised_again():
+    # An observer's error is caught and reported by the bridge (the loop goes on): the same message
+    # raised again, by the observer or by the script, stops again.
+    path = script("reported_again.lua", """local t = { x = 0 }
+bk.addObserverForKeyPath(t, "x", function() error("observer failed", 0) end)   -- RAISE
+for i = 1, 3 do t.x = i end
+error("observer failed", 0)   -- UNCAUGHT
+""")
+    c = adapter()
+    try:
+        c.start(path, exceptions=["all"])
+        lines = []
+        for _ in range(4):
+            stop = c.stopped("exception")
+            lines.append(c.frames(stop["threadId"])[0]["line"])
+            c.request("continue", {"threadId": stop["threadId"]})
+        check(lines == [line_of(path, "RAISE")] * 3 + [line_of(path, "UNCAUGHT")], "stops at %r" % lines)
+        check(c.finish() == 1, "exit 1")
+    finally:
+        c.close()
+
+
+@case
 def exception_breakpoints_all_stop_once_per_error_also_in_coroutines_the_script_resumes():
     path = script("coerrors.lua", COROUTINE_ERRORS)
     c = adapter()

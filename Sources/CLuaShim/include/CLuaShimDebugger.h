@@ -57,6 +57,9 @@ void bk_debugger_exception(lua_State *L, int uncaught);
 /// error it raised (moved to L's top already: the stop may close or resume co) stops under the
 /// `all` filter. `context`: the debugger's hook client's.
 void bk_debugger_resume_ended(lua_State *L, lua_State *co, int status, void *context);
+/// The bridge reports an error it handled (the loop goes on): it is done with, and the same value
+/// raised again later is a new error, which the debugger stops on again.
+void bk_debugger_error_reported(lua_State *L);
 /// The error `from` died of left it: returned by coroutine.resume (`raised` 0: handled), or raised
 /// again in L by coroutine.wrap (`raised` 1: the value on L's top, which the debugger stopped on
 /// already if it stopped on the coroutine's). Raises only a memory error.
