@@ -86,6 +86,10 @@ struct bk_debugger {
     lua_State *step_L;  // NULL with BK_STEP_IN: the first line of any thread (entry)
     int step_depth;
     int step_returned;  // the stepped frame returned: its caller stops at its next line or return
+    // The function a `next` steps in (its source string's address and first line): another one
+    // at its depth is one it tail-called.
+    const char *step_source;
+    int step_linedefined;
     int stop_depth;
     int entry;          // the reason of the next step stop: BK_STOP_STEP, _ENTRY or _PAUSE
     double eval_deadline;
@@ -638,6 +642,14 @@ static void bk_dbg_on_line(lua_State *L, lua_Debug *ar, bk_debugger *d) {
             lua_Debug probe;
             int level = step_mode == BK_STEP_OVER ? d->step_depth : d->step_depth - 1;
             stop = level >= 0 && !lua_getstack(L, level, &probe);
+            // At the stepped depth but in another function: the stepped one tail-called it (Lua
+            // reuses the frame), which ends it as a return does: the step goes on as a stepOut.
+            if (stop && step_mode == BK_STEP_OVER && !d->step_returned && d->step_source != NULL &&
+                (ar->source != d->step_source || ar->linedefined != d->step_linedefined) &&
+                d->step_depth > 0 && lua_getstack(L, d->step_depth - 1, &probe)) {
+                __atomic_store_n(&d->step_mode, BK_STEP_OUT, __ATOMIC_RELAXED);
+                stop = 0;
+            }
         }
         if (stop) {
             const char *reason = d->entry == BK_STOP_ENTRY ? "entry" : d->entry == BK_STOP_PAUSE ? "pause" : "step";
@@ -876,6 +888,13 @@ static int bk_dbg_native_step(lua_State *L) {
     d->step_depth = d->stop_depth;
     d->step_returned = 0;
     d->entry = BK_STOP_STEP;
+    d->step_source = NULL;
+    lua_Debug frame;  // the stopped function: stop_depth levels up from the bottom
+    int level = bk_dbg_depth(L) - d->stop_depth;
+    if (mode == BK_STEP_OVER && level >= 0 && lua_getstack(L, level, &frame) && lua_getinfo(L, "S", &frame)) {
+        d->step_source = frame.source;
+        d->step_linedefined = frame.linedefined;
+    }
     return 0;
 }
 

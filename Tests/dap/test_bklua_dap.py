@@ -228,6 +228,33 @@ print(x, g(3))
 
 
 @case
+def next_over_a_tail_call_stops_in_the_caller_not_in_the_called_function():
+    path = script("tail_call.lua", """local function g(x)
+  local y = x + 1               -- G1
+  return y
+end
+local function f(x)
+  return g(x)                   -- BP
+end
+local r = f(1)
+print("r", r)                   -- AFTER
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "-- BP")]})
+        c.stopped("breakpoint")
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        c.step("next")
+        c.stopped("step")
+        f = c.frames()
+        check(f[0]["line"] == line_of(path, "AFTER"), "next over `return g(x)`: %r" % f[0])
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
 def next_over_a_call_that_recurses_deep_stops_on_the_next_line():
     # The step's checks probe one level, not the stack's depth: a depth read at each of the
     # recursion's lines and returns took minutes at this depth (6 s at 20,000).
