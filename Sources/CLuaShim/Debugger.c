@@ -93,7 +93,8 @@ struct bk_debugger {
     int stop_depth;
     int entry;          // the reason of the next step stop: BK_STOP_STEP, _ENTRY or _PAUSE
     double eval_deadline;
-    int eval_tripped;  // the evaluation ran out: every instruction raises until it ends
+    int eval_tripped;
+    int eval_interrupted;  // atomic: a pause asked while stopped, for the running evaluation  // the evaluation ran out: every instruction raises until it ends
     bk_dbg_function functions_seen[BK_DEBUG_FUNCTIONS];
     bk_dbg_memo memos[BK_DEBUG_THREADS];
     // The function breakpoints' names as the Lua thread last copied them (at generation
@@ -243,6 +244,10 @@ int bk_debugger_exceptions(bk_debugger *d) { return __atomic_load_n(&d->exceptio
 void bk_debugger_pause(bk_debugger *d) {
     __atomic_store_n(&d->pause_requested, 1, __ATOMIC_RELAXED);
     bk_dbg_poke(d);
+}
+
+void bk_debugger_interrupt_evaluation(bk_debugger *d) {
+    __atomic_store_n(&d->eval_interrupted, 1, __ATOMIC_RELAXED);
 }
 
 void bk_debugger_release_script(bk_debugger *d) {
@@ -787,7 +792,8 @@ static void bk_dbg_hook(lua_State *L, lua_Debug *ar, void *context) {
         // runs too long or that the client interrupts (pause).
         if (ar->event == LUA_HOOKCOUNT && d->eval_deadline > 0 &&
             (d->eval_tripped || bk_dbg_now() > d->eval_deadline ||
-             __atomic_exchange_n(&d->pause_requested, 0, __ATOMIC_RELAXED))) {
+             __atomic_exchange_n(&d->pause_requested, 0, __ATOMIC_RELAXED) ||
+             __atomic_exchange_n(&d->eval_interrupted, 0, __ATOMIC_RELAXED))) {
             // From now on every instruction raises (count events by 1, as the limits' `tripped`),
             // until the agent ends the evaluation: code that catches the error cannot go on.
             if (!d->eval_tripped) {
@@ -916,6 +922,7 @@ static int bk_dbg_native_evaluating(lua_State *L) {
     d->eval_deadline = seconds > 0 ? bk_dbg_now() + seconds : 0;
     d->eval_tripped = 0;
     __atomic_store_n(&d->pause_requested, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&d->eval_interrupted, 0, __ATOMIC_RELAXED);
     // Count events only while an evaluation runs: an endless one must be stopped.
     d->attached_mask = bk_dbg_wanted_mask(d) | (seconds > 0 ? LUA_MASKCOUNT : 0);
     bk_hook_attach(L, BK_HOOK_DEBUGGER, bk_dbg_hook, d, d->attached_mask, BK_DEBUG_COUNT);

@@ -1125,6 +1125,32 @@ print("n", n)
 
 
 @case
+def pause_while_stopped_ends_the_running_evaluation_and_not_the_next_run():
+    path = script("pause_eval.lua", """local x = 1
+local y = 2                         -- BP
+print("done", x, y)
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "-- BP")]})
+        stop = c.stopped("breakpoint")
+        frame = c.frames()[0]["id"]
+        started = time.time()
+        seq = c.send("evaluate", {"expression": "(function() while true do end end)()", "frameId": frame, "context": "repl"})
+        time.sleep(0.3)
+        c.request("pause", {"threadId": stop["threadId"]})
+        r = c.response(seq, timeout=15)
+        # Ended by the pause, well before its own 5 s limit would.
+        check(not r["success"] and "paused" in r.get("message", "") and time.time() - started < 4, "%r" % r)
+        check(c.evaluate("x + 1")["result"] == "2", "the next evaluation runs")
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "no pause left for the run: it ends")
+        check("done\t1\t2" in c.output.get("stdout", ""), "%r" % c.output)
+    finally:
+        c.close()
+
+
+@case
 def attach_over_tcp_with_dap_listen_and_dap_wait():
     path = script("listen.lua", """local total = 0
 for i = 1, 5 do

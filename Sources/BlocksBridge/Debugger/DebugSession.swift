@@ -399,13 +399,16 @@ package final class DebugSession: @unchecked Sendable {
     /// `pause`: the worker state the thread names, else the main state (any of its threads).
     private func pause(thread: Int?) {
         clientsLock.withLock {
-            let client: OpaquePointer? = lock.withLock {
+            // A stopped state is not paused again (it would stop once more after `continue`); an
+            // evaluation it runs is ended instead.
+            let (client, stopped): (OpaquePointer?, Bool) = lock.withLock {
                 if let thread, let (slot, worker) = workers.first(where: { $0.value.thread == thread }) {
-                    return stops[slot] == nil ? worker.client : nil
+                    return (worker.client, stops[slot] != nil)
                 }
-                return stops[0] == nil ? hookClient : nil
+                return (hookClient, stops[0] != nil)
             }
-            if let client { bk_debugger_pause(client) }
+            guard let client else { return }
+            if stopped { bk_debugger_interrupt_evaluation(client) } else { bk_debugger_pause(client) }
         }
     }
 

@@ -29,6 +29,9 @@ int bk_debugger_exceptions(bk_debugger *d);
 void bk_debugger_copy_breakpoints(bk_debugger *dst, bk_debugger *src);
 /// Asks the running script to stop at its next instruction (count events, so an endless loop too).
 void bk_debugger_pause(bk_debugger *d);
+/// A pause asked while stopped: ends the evaluation running then (an endless watch or console
+/// line), as its 5 s limit would; nothing when none runs.
+void bk_debugger_interrupt_evaluation(bk_debugger *d);
 /// Clears breakpoints, exception filters and steps (the client left): the script runs on.
 void bk_debugger_release_script(bk_debugger *d);
 /// The absolute, normalized path of a file name (realpath, else joined to the working directory),
