@@ -1040,13 +1040,28 @@ void bk_debugger_exception(lua_State *L, int uncaught) {
     bk_dbg_remember_shown(L, L, -1);
 }
 
+// Whether the coroutine.resume (or wrap function) running at L's level 0 was called by the bridge's
+// own code (the tasks engine resuming a task): then a step stays with the task.
+static int bk_dbg_resumed_by_bridge(lua_State *L) {
+    lua_Debug caller;
+    return lua_getstack(L, 1, &caller) && lua_getinfo(L, "S", &caller) && bk_dbg_hidden(caller.source);
+}
+
+void bk_debugger_resume_starting(lua_State *L, lua_State *co, void *context) {
+    bk_debugger *d = context;
+    if (d == NULL || d->in_agent || __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) != BK_STEP_IN ||
+        d->step_L != L || bk_dbg_resumed_by_bridge(L))
+        return;
+    d->step_L = co;
+    bk_hook_thread_extra(co, LUA_MASKLINE | LUA_MASKRET);
+}
+
 void bk_debugger_resume_ended(lua_State *L, lua_State *co, int status, void *context) {
     bk_debugger *d = context;
     if (d == NULL || d->in_agent) return;  // an evaluation's own coroutines
     // The tasks engine's resumes (bk/ code) are its own: a task's step waits for the task, and a
     // task's error is reported as the task's (taskFailed).
-    lua_Debug caller;
-    if (lua_getstack(L, 1, &caller) && lua_getinfo(L, "S", &caller) && bk_dbg_hidden(caller.source)) return;
+    if (bk_dbg_resumed_by_bridge(L)) return;
     // A step bound to co goes on in L, which co gave control back to: stepping out of (or over
     // the end of) a coroutine's function stops in its resumer, as a step out of a function stops
     // in its caller; so does a step over a yield (the coroutine may never be resumed).

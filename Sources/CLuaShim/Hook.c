@@ -454,6 +454,8 @@ static int bk_auxresume(lua_State *L, lua_State *co, int narg) {
     }
     bk_runtime *rt = bk_runtime_of(co);
     if (rt != NULL) bk_hub_prepare(co, rt);
+    if (rt != NULL && rt->hook_clients[BK_HOOK_DEBUGGER].fn != NULL)
+        bk_debugger_resume_starting(L, co, rt->hook_clients[BK_HOOK_DEBUGGER].context);
     lua_xmove(L, co, narg);
     int nres;
     lua_State *previous = bk_running;

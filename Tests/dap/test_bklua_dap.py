@@ -800,6 +800,36 @@ def a_step_that_leaves_a_coroutine_by_return_or_yield_stops_in_its_resumer():
 
 
 @case
+def step_in_on_a_line_that_resumes_a_coroutine_enters_it():
+    path = script("stepin_co.lua", """local co = coroutine.create(function(a)
+  local x = a + 1                   -- IN1
+  return x
+end)
+local ok, v = coroutine.resume(co, 1)  -- BP1
+local gen = coroutine.wrap(function()
+  coroutine.yield(10)               -- IN2
+end)
+local w = gen()                     -- BP2
+print("done", ok, v, w)             -- AFTER
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "BP1"), line_of(path, "BP2")]})
+        for resume, inside in (("BP1", "IN1"), ("BP2", "IN2")):
+            stop = c.stopped("breakpoint")
+            check(c.frames(stop["threadId"])[0]["line"] == line_of(path, resume), "at %s" % resume)
+            c.step("stepIn", thread=stop["threadId"])
+            stop = c.stopped("step")
+            f = c.frames(stop["threadId"])
+            check(f[0]["line"] == line_of(path, inside), "stepIn at %s entered the coroutine: %r" % (resume, f[0]))
+            c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0, "exit")
+        check("done\ttrue\t2\t10" in c.output.get("stdout", ""), "%r" % c.output)
+    finally:
+        c.close()
+
+
+@case
 def a_coroutine_that_stopped_and_ended_gets_a_thread_exited_event():
     path = script("cothreads.lua", """for i = 1, 3 do
   local co = coroutine.wrap(function()
