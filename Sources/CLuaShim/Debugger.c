@@ -90,6 +90,7 @@ struct bk_debugger {
     // at its depth is one it tail-called.
     const char *step_source;
     int step_linedefined;
+    const void *step_ci;  // the stepped frame's CallInfo (it stands for its depth), or NULL
     int stop_depth;
     int entry;          // the reason of the next step stop: BK_STOP_STEP, _ENTRY or _PAUSE
     double eval_deadline;
@@ -637,21 +638,34 @@ static void bk_dbg_refresh(lua_State *L, bk_debugger *d) {
     bk_dbg_wrap_protected_calls(L, d);
 }
 
+// The depth of L's running function (its CallInfo `top`) against the stepped frame's: -1 shallower,
+// 0 the same, 1 deeper. A thread's CallInfo stands for one depth, so the stepped frame's is looked
+// for a few levels down first (O(1) for the lines of the stepped function and of what it calls);
+// otherwise a probe of lua_getstack(L, step_depth) decides, which walks step_depth levels.
+static int bk_dbg_step_depth_compare(lua_State *L, const bk_debugger *d, const void *top) {
+    lua_Debug probe;
+    if (d->step_ci != NULL) {
+        if (top == d->step_ci) return 0;
+        for (int level = 1; level <= 8 && lua_getstack(L, level, &probe); level++)
+            if ((const void *)probe.i_ci == d->step_ci) return 1;
+    }
+    if (lua_getstack(L, d->step_depth, &probe)) return 1;
+    return d->step_depth == 0 || lua_getstack(L, d->step_depth - 1, &probe) ? 0 : -1;
+}
+
 static void bk_dbg_on_line(lua_State *L, lua_Debug *ar, bk_debugger *d) {
     if (!lua_getinfo(L, "Sl", ar)) return;
     int step_mode = __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED);
     int stepping = step_mode != BK_STEP_NONE && (d->step_L == L || d->step_L == NULL);
     if (stepping && !bk_dbg_hidden(ar->source)) {
         int stop = step_mode == BK_STEP_IN;
-        if (!stop) {  // depth <= step_depth (over) or < (out), probed at one level (see on_return)
-            lua_Debug probe;
-            int level = step_mode == BK_STEP_OVER ? d->step_depth : d->step_depth - 1;
-            stop = level >= 0 && !lua_getstack(L, level, &probe);
+        if (!stop) {  // depth <= step_depth (over) or < (out)
+            int depth = bk_dbg_step_depth_compare(L, d, ar->i_ci);
+            stop = step_mode == BK_STEP_OVER ? depth <= 0 : depth < 0;
             // At the stepped depth but in another function: the stepped one tail-called it (Lua
             // reuses the frame), which ends it as a return does: the step goes on as a stepOut.
-            if (stop && step_mode == BK_STEP_OVER && !d->step_returned && d->step_source != NULL &&
-                (ar->source != d->step_source || ar->linedefined != d->step_linedefined) &&
-                d->step_depth > 0 && lua_getstack(L, d->step_depth - 1, &probe)) {
+            if (stop && depth == 0 && step_mode == BK_STEP_OVER && !d->step_returned && d->step_source != NULL &&
+                (ar->source != d->step_source || ar->linedefined != d->step_linedefined)) {
                 __atomic_store_n(&d->step_mode, BK_STEP_OUT, __ATOMIC_RELAXED);
                 stop = 0;
             }
@@ -745,10 +759,9 @@ static void bk_dbg_on_return(lua_State *L, lua_Debug *ar, bk_debugger *d) {
     // levels): O(step_depth) a return, not the whole stack's depth (a deep recursion stepped over).
     int step_mode = __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED);
     if ((step_mode == BK_STEP_OVER || step_mode == BK_STEP_OUT) && d->step_L == L) {
-        lua_Debug probe;
         if (!d->step_returned) {
-            d->step_returned = !lua_getstack(L, d->step_depth, &probe);  // depth - 1 < step_depth
-        } else if (d->step_depth > 0 && !lua_getstack(L, d->step_depth - 1, &probe) &&  // depth < step_depth
+            d->step_returned = bk_dbg_step_depth_compare(L, d, ar->i_ci) <= 0;  // the stepped frame returns
+        } else if (bk_dbg_step_depth_compare(L, d, ar->i_ci) < 0 &&  // its caller returns
                    lua_getinfo(L, "Sl", ar) && ar->currentline >= 0 && !bk_dbg_hidden(ar->source)) {
             d->entry = BK_STOP_STEP;
             __atomic_store_n(&d->step_mode, BK_STEP_NONE, __ATOMIC_RELAXED);
@@ -895,11 +908,15 @@ static int bk_dbg_native_step(lua_State *L) {
     d->step_returned = 0;
     d->entry = BK_STOP_STEP;
     d->step_source = NULL;
+    d->step_ci = NULL;
     lua_Debug frame;  // the stopped function: stop_depth levels up from the bottom
     int level = bk_dbg_depth(L) - d->stop_depth;
-    if (mode == BK_STEP_OVER && level >= 0 && lua_getstack(L, level, &frame) && lua_getinfo(L, "S", &frame)) {
-        d->step_source = frame.source;
-        d->step_linedefined = frame.linedefined;
+    if (mode != BK_STEP_NONE && level >= 0 && lua_getstack(L, level, &frame) && lua_getinfo(L, "S", &frame)) {
+        d->step_ci = frame.i_ci;
+        if (mode == BK_STEP_OVER) {
+            d->step_source = frame.source;
+            d->step_linedefined = frame.linedefined;
+        }
     }
     return 0;
 }
@@ -1053,6 +1070,7 @@ void bk_debugger_resume_starting(lua_State *L, lua_State *co, void *context) {
         d->step_L != L || bk_dbg_resumed_by_bridge(L))
         return;
     d->step_L = co;
+    d->step_ci = NULL;
     bk_hook_thread_extra(co, LUA_MASKLINE | LUA_MASKRET);
 }
 
@@ -1067,6 +1085,7 @@ void bk_debugger_resume_ended(lua_State *L, lua_State *co, int status, void *con
     // in its caller; so does a step over a yield (the coroutine may never be resumed).
     if (__atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) != BK_STEP_NONE && d->step_L == co) {
         d->step_L = L;
+        d->step_ci = NULL;
         d->step_returned = 0;
         __atomic_store_n(&d->step_mode, BK_STEP_IN, __ATOMIC_RELAXED);
         bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);

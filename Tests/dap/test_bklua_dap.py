@@ -228,6 +228,50 @@ print(x, g(3))
 
 
 @case
+def next_and_step_out_over_a_loop_from_a_deep_frame_do_not_walk_the_stack_at_every_line():
+    # 30,000 levels down, a loop of 200,000 lines: each line used to walk the 30,000 levels (about 20 s a step
+    # in a debug build; well under a second now).
+    path = script("deep_work.lua", """local function work()
+  local s = 0
+  for i = 1, 200000 do
+    s = s + i                       -- LOOP
+  end
+  return s
+end
+local function rec(n)
+  if n == 0 then
+    local x = 1                     -- BP
+    local s = work()                -- NEXT
+    return s + x
+  end
+  return rec(n - 1) + 0
+end
+print(rec(30000), rec(30000))
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "-- BP")]})
+        c.stopped("breakpoint")
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        c.step("next")
+        c.stopped("step")
+        c.step("next")  # over work()
+        c.stopped("step", timeout=10)
+        check(c.frames()[0]["line"] == line_of(path, "NEXT") + 1, "next over work(): %r" % c.frames()[0])
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": [{"line": line_of(path, "LOOP")}]})
+        c.request("continue", {"threadId": 1})
+        c.stopped("breakpoint")
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        c.step("stepOut")  # the rest of the loop
+        c.stopped("step", timeout=10)
+        check(c.frames()[0]["line"] == line_of(path, "NEXT") + 1, "stepOut of work(): %r" % c.frames()[0])
+        c.request("continue", {"threadId": 1})
+        check(c.finish(timeout=60) == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
 def next_over_a_tail_call_stops_in_the_caller_not_in_the_called_function():
     path = script("tail_call.lua", """local function g(x)
   local y = x + 1               -- G1
