@@ -1016,6 +1016,30 @@ error("observer failed", 0)   -- UNCAUGHT
 
 
 @case
+def clipped_texts_are_cut_between_utf8_characters():
+    path = script("clip_utf8.lua", """local msg = "é日本 " .. string.rep("a", 3990) .. "日本語のテキスト"
+pcall(error, msg, 0)
+local jp = string.rep("日本語", 50)   -- 450 bytes: a value is clipped at 400
+local x = 1                         -- BP
+print("done")
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "-- BP")]}, exceptions=["all"])
+        stop = c.stopped("exception")
+        # Clipped inside 日 (4000 bytes), it came as "\u00e6\u0097..." for every byte: mojibake.
+        check(stop["text"].startswith("é日本 aaa") and stop["text"].endswith("..."), "%r" % stop["text"][:20])
+        c.request("continue", {"threadId": 1})
+        c.stopped("breakpoint")
+        value = c.locals(c.frames()[0]["id"])["jp"]["value"]
+        check(value.startswith('"日本語日本語') and value.endswith('..."'), "%r" % value[:20])
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
 def exception_breakpoints_all_stop_once_per_error_also_in_coroutines_the_script_resumes():
     path = script("coerrors.lua", COROUTINE_ERRORS)
     c = adapter()

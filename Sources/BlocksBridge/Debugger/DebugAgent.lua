@@ -58,9 +58,17 @@ end
 
 -- MARK: Describing values without running the script's code
 
+-- At most n bytes of s, then "...". A cut inside a UTF-8 character backs up to its first byte: a
+-- text that is no longer UTF-8 reaches the client with every byte above 127 escaped (mojibake).
 local function clip(s, n)
-    if #s > n then return sub(s, 1, n) .. "..." end
-    return s
+    if #s <= n then return s end
+    local cut = n
+    while cut > 0 and cut > n - 3 do
+        local b = byte(s, cut + 1)
+        if b < 0x80 or b >= 0xC0 then break end  -- s[cut + 1] starts a character: cut before it
+        cut = cut - 1
+    end
+    return sub(s, 1, cut) .. "..."
 end
 
 local function kindName(v)  -- a metatable's __name (raw, clipped), as bridged objects and bk kinds have
