@@ -21,6 +21,8 @@ struct CommandLineOptions {
     /// `--profile[=FILE]`: the file the profile goes to (nil: not profiling); `--profile-rate=N`.
     var profileFile: String?
     var profileRate = 1000  // LuaProfile.defaultRate
+    /// Index in `argv` of the last `--profile-rate=N` (it needs `--profile`).
+    var profileRateIndex: Int?
 
     /// Parses `argv` (argv[0] is the program name).
     init(_ argv: [String]) {
@@ -76,6 +78,7 @@ struct CommandLineOptions {
         let name = argv[i]
         if name == "--profile" || name.hasPrefix("--profile=") || name.hasPrefix("--profile-rate=") {
             guard parseProfileOption(name) else { return false }
+            if name.hasPrefix("--profile-rate=") { profileRateIndex = i }
             sandboxArguments.insert(i)
             return true
         }
@@ -108,7 +111,8 @@ struct CommandLineOptions {
             return true
         }
         if option.hasPrefix("--profile-rate=") {
-            guard let rate = Int(option.dropFirst("--profile-rate=".count)), rate >= 1, rate <= 100_000 else { return false }
+            let digits = option.dropFirst("--profile-rate=".count)
+            guard digits.allSatisfy({ $0.isASCII && $0.isNumber }), let rate = Int(digits), rate >= 1, rate <= 100_000 else { return false }
             profileRate = rate
             return true
         }

@@ -48,6 +48,10 @@ func protectedMain(state: LuaState, argv: [String], progname: String, debugger: 
         runner.printUsage(badOption: argv[bad])
         return 1
     }
+    if let rate = options.profileRateIndex, options.profileFile == nil {
+        StandardStreams.writeError("\(progname): '\(argv[rate])' needs --profile (bklua --profile --profile-rate=N script)\n")
+        return 1
+    }
     if options.version { Runner.printVersion() }
     if options.ignoreEnvironment {
         runner.stack.push(true)

@@ -135,6 +135,7 @@ test("bad --profile options are refused with the usage, saying what is wrong", f
   local says = {
     ["--profile-rate=0"] = "'--profile-rate=0': the rate is a whole number of samples per second, 1 to 100000",
     ["--profile-rate=x"] = "'--profile-rate=x': the rate is a whole number of samples per second, 1 to 100000",
+    ["--profile --profile-rate=+100"] = "'--profile-rate=+100': the rate is a whole number of samples per second, 1 to 100000",
     ["--profile="] = "'--profile=' needs a file name",
     ["--profiles"] = "unrecognized option '--profiles'",
   }
@@ -143,6 +144,10 @@ test("bad --profile options are refused with the usage, saying what is wrong", f
     eq(code, 1, option)
     ok(out:find(message, 1, true) and out:find("usage: ", 1, true), out)
   end
+  -- A rate without --profile would be ignored: it is refused instead.
+  local out, code = profile("--profile-rate=100", hot, 10)
+  eq(code, 1, out)
+  ok(out:find("'--profile-rate=100' needs --profile", 1, true), out)
 end)
 
 test("the default file is bklua-profile.svg, a self-contained SVG", function()
