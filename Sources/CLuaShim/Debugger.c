@@ -584,13 +584,14 @@ static void bk_dbg_wrap_protected_calls(lua_State *L, bk_debugger *d) {
 // (the debugger's own 5 s limit bounds them) do not count against --instruction-limit.
 static void bk_dbg_run_agent(lua_State *L, bk_debugger *d, int nargs) {
     bk_runtime *rt = bk_runtime_of(L);
-    double since = bk_dbg_now(), deadline = rt != NULL ? rt->deadline : 0;
+    double deadline = rt != NULL ? rt->deadline : 0;
     long long used = rt != NULL ? rt->instructions_used : 0;
     const char *tripped = rt != NULL ? rt->tripped : NULL;
     if (rt != NULL) {
         rt->deadline = 0;
         rt->debugger_stopped++;
     }
+    bk_limits_hold(1);  // every state's deadline stands still while the agent runs
     d->in_agent = 1;
     // No line events on this thread while the agent runs on it: Lua skips the hook calls inside a
     // hook, but still finds every new line of the agent's code (a condition ran 3x slower).
@@ -598,12 +599,13 @@ static void bk_dbg_run_agent(lua_State *L, bk_debugger *d, int nargs) {
     bk_profiler_hold(L, 1);  // the agent's work is not the script's: not sampled
     if (bk_pcall(L, nargs, 0, 0) != LUA_OK) lua_pop(L, 1);
     bk_profiler_hold(L, 0);
+    bk_limits_hold(0);
     d->in_agent = 0;
     if (rt != NULL) rt->debugger_stopped--;
     d->eval_deadline = 0;
     d->eval_tripped = 0;
     if (rt != NULL) {
-        if (deadline > 0) rt->deadline = deadline + (bk_dbg_now() - since);
+        rt->deadline = deadline;
         rt->instructions_used = used;
         // An evaluation that ran over the budget ended with its error (an interrupt stays).
         if (tripped == NULL && rt->tripped != NULL && strcmp(rt->tripped, "instruction limit exceeded") == 0) {

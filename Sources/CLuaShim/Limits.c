@@ -3,6 +3,7 @@
 // Lua code runs (a hook only fires between Lua instructions), so no Swift frame is ever between the
 // raise and its pcall.
 #include "CLuaShim.h"
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -11,10 +12,38 @@
 // itself is what costs: while it is on, every instruction goes through Lua's hook check.)
 #define BK_LIMITS_STEP 1000
 
-static double bk_now(void) {
+// Time spent stopped in a debugger, by any state of this process: the deadlines' clock stands
+// still while a stop lasts, so neither the stopped state nor one that waits on it (the main code
+// awaiting a stopped worker) runs out of time while the user looks. Stops may overlap (workers).
+static pthread_mutex_t bk_hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static int bk_hold_active = 0;        // stops in progress (written under the lock)
+static long long bk_hold_since = 0;   // the monotonic clock (ns) when the first of them began
+static long long bk_held_ns = 0;      // the length of the stops that ended
+
+static long long bk_monotonic_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+void bk_limits_hold(int stopped) {
+    pthread_mutex_lock(&bk_hold_lock);
+    if (stopped) {
+        if (bk_hold_active == 0) __atomic_store_n(&bk_hold_since, bk_monotonic_ns(), __ATOMIC_RELAXED);
+        __atomic_store_n(&bk_hold_active, bk_hold_active + 1, __ATOMIC_RELEASE);
+    } else if (bk_hold_active > 0) {
+        if (bk_hold_active == 1)
+            __atomic_fetch_add(&bk_held_ns, bk_monotonic_ns() - bk_hold_since, __ATOMIC_RELAXED);
+        __atomic_store_n(&bk_hold_active, bk_hold_active - 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&bk_hold_lock);
+}
+
+// The deadlines' clock: monotonic seconds, less the time stopped (standing still during a stop).
+static double bk_now(void) {
+    long long now = __atomic_load_n(&bk_hold_active, __ATOMIC_ACQUIRE) > 0
+                        ? __atomic_load_n(&bk_hold_since, __ATOMIC_RELAXED) : bk_monotonic_ns();
+    return (double)(now - __atomic_load_n(&bk_held_ns, __ATOMIC_RELAXED)) / 1e9;
 }
 
 int bk_limits_step(const bk_runtime *rt) {

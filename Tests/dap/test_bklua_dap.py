@@ -1384,6 +1384,35 @@ print("done", s)
 
 
 @case
+def a_stopped_workers_time_does_not_count_against_the_time_limit_of_the_code_awaiting_it():
+    path = script("limits_worker_stopped.lua", """local function body()
+  local s = 0
+  for i = 1, 10 do s = s + i end
+  s = s + 1   -- BP
+  return s
+end
+print("done", bk.await(bk.worker(body)))
+""")
+    process, port = listen(path, options=["--time-limit", "1"])
+    c = Client.connect(port, process=process)
+    try:
+        c.initialize()
+        c.request("attach", {})
+        c.configure({path: [line_of(path, "BP")]})
+        stop = c.stopped("breakpoint")
+        check(stop["threadId"] != 1, "stopped in the worker: %r" % stop)
+        time.sleep(1.5)  # the main code awaits the worker meanwhile, longer than the whole limit
+        c.request("continue", {"threadId": stop["threadId"]})
+        out, err = process.communicate(timeout=20)
+        check(process.returncode == 0 and b"done\t56" in out, "%r %r %r" % (process.returncode, out, err))
+    finally:
+        c.close()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+@case
 def loaded_sources_list_the_files_that_ran():
     path = script("sources.lua", "local x = 1\nlocal y = 2\n")
     c = adapter()

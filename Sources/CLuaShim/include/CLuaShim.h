@@ -410,6 +410,9 @@ void bk_limits_count(lua_State *L, bk_runtime *rt);
 void bk_sethooks(lua_State *L);
 /// Starts a new budget: no instructions used, the deadline `time_limit` from now, no interrupt.
 void bk_reset_limits(lua_State *L, bk_runtime *rt);
+/// A debugger stop begins (`stopped` 1) or ends (0): every deadline of this process stands still
+/// meanwhile (the time a user spends looking, at a worker too, is not the script's).
+void bk_limits_hold(int stopped);
 /// Asks the running script to stop with the error "interrupted" (safe from any thread or a signal
 /// handler; takes effect at the next hook, so only in states with hooks installed).
 void bk_interrupt(bk_runtime *rt);
