@@ -874,6 +874,32 @@ print("done", ok, v, w)             -- AFTER
 
 
 @case
+def every_thread_started_has_exited_by_the_end_of_the_run():
+    path = script("threads_end.lua", """for i = 1, 3 do
+  local co = coroutine.create(function()
+    return i   -- CO
+  end)
+  coroutine.resume(co)
+end
+local pending = bk.async(function() bk.sleep(3600) end)  -- a task that never ends
+print("end")
+os.exit(0)
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "CO")]})
+        for _ in range(3):
+            stop = c.stopped("breakpoint")
+            c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0, "exit")
+        started = {e["body"]["threadId"] for e in c.seen if e["event"] == "thread" and e["body"]["reason"] == "started"}
+        exited = {e["body"]["threadId"] for e in c.seen if e["event"] == "thread" and e["body"]["reason"] == "exited"}
+        check(len(started) >= 4 and started == exited, "started %r, exited %r" % (sorted(started), sorted(exited)))
+    finally:
+        c.close()
+
+
+@case
 def a_coroutine_that_stopped_and_ended_gets_a_thread_exited_event():
     path = script("cothreads.lua", """for i = 1, 3 do
   local co = coroutine.wrap(function()

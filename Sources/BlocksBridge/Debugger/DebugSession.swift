@@ -177,7 +177,14 @@ package final class DebugSession: @unchecked Sendable {
 
     /// The script ended: `exited` with its status, then `terminated`.
     package func scriptEnded(status: Int32) {
-        lock.withLock { ended = true }
+        // Threads still listed end with the script (a coroutine that stopped last had no later
+        // stop or task event to end it).
+        let left = lock.withLock { () -> [Int] in
+            ended = true
+            defer { liveThreads = [:]; unlistedThreads = [] }
+            return (Array(liveThreads.keys) + Array(unlistedThreads)).sorted()
+        }
+        for id in left { event("thread", .object([("reason", .string("exited")), ("threadId", .number(Double(id)))])) }
         event("exited", .object([("exitCode", .number(Double(status)))]))
         event("terminated")
     }
