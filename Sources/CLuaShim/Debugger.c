@@ -1085,11 +1085,19 @@ void bk_debugger_resume_ended(lua_State *L, lua_State *co, int status, void *con
     // A step bound to co goes on in L, which co gave control back to: stepping out of (or over
     // the end of) a coroutine's function stops in its resumer, as a step out of a function stops
     // in its caller; so does a step over a yield (the coroutine may never be resumed).
-    if (__atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) != BK_STEP_NONE && d->step_L == co) {
+    int step_mode = __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED);
+    if (step_mode != BK_STEP_NONE && d->step_L == co) {
         d->step_L = L;
         d->step_ci = NULL;
-        d->step_returned = 0;
-        __atomic_store_n(&d->step_mode, BK_STEP_IN, __ATOMIC_RELAXED);
+        if (step_mode == BK_STEP_IN) {
+            d->step_returned = 0;  // the next line, anywhere
+        } else {
+            // As the return of the resume call (L's level 0): the resumer's next line, or its
+            // return when it returns on the resume's line.
+            d->step_depth = bk_dbg_depth(L);
+            d->step_returned = 1;
+            __atomic_store_n(&d->step_mode, BK_STEP_OUT, __ATOMIC_RELAXED);
+        }
         bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
     }
     if (status == LUA_OK || status == LUA_YIELD || lua_gettop(L) < 1) return;

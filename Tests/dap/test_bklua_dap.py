@@ -900,6 +900,30 @@ os.exit(0)
 
 
 @case
+def a_step_out_of_a_coroutine_stops_in_a_resumer_that_returns_on_the_resume_line():
+    path = script("stepout_co_same.lua", """local co = coroutine.create(function()
+  return 42                         -- BP
+end)
+local function h() return 1 + select(2, coroutine.resume(co)) end   -- RESUMER
+local function k() return h() * 2 end
+print(k())
+""")
+    for step in ("stepOut", "next"):
+        c = adapter()
+        try:
+            c.start(path, breakpoints={path: [line_of(path, "-- BP")]})
+            stop = c.stopped("breakpoint")
+            c.step(step, thread=stop["threadId"])
+            stop = c.stopped("step")
+            f = c.frames(stop["threadId"])
+            check(f[0]["line"] == line_of(path, "RESUMER") and f[0]["name"] == "h", "%s: %r" % (step, f[0]))
+            c.request("continue", {"threadId": stop["threadId"]})
+            check(c.finish() == 0, "exit")
+        finally:
+            c.close()
+
+
+@case
 def a_coroutine_that_stopped_and_ended_gets_a_thread_exited_event():
     path = script("cothreads.lua", """for i = 1, 3 do
   local co = coroutine.wrap(function()
