@@ -103,9 +103,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "bkbench",
-            dependencies: ["BlocksBridge", "BlocksBridgeExport", "CLua", "CLuaShim"],
+            dependencies: ["BlocksBridge", "BlocksBridgeExport", "CLua", "CLuaShim", "BenchFloor"],
             path: "Benchmarks/bkbench"
         ),
+        // The bare Lua states of bkbench's debugger floor row (C: Lua's C API, which bkbench's Swift
+        // does not call).
+        .target(name: "BenchFloor", dependencies: ["CLua"], path: "Benchmarks/BenchFloor"),
         // An example host program: exposes a Swift object to a script (built and run by scripts/test).
         .executableTarget(
             name: "HostExample",

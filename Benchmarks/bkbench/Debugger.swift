@@ -1,5 +1,5 @@
+import BenchFloor
 import BlocksBridge
-import CLua
 
 /// The debugger's cost, in one process, each against the same script in a state without a debugger:
 /// - a CPU-bound script (a numeric loop and a recursive function: about 30,000 calls a round) with a
@@ -45,14 +45,9 @@ func debuggerBenchmarks(hits: Int) throws -> [Benchmark] {
         return state
     }
     /// Bare states for the floor: the script loaded, one with an empty call hook.
-    func bareState(hooked: Bool) -> OpaquePointer? {
-        guard let L = luaL_newstate() else { return nil }
-        luaL_openlibs(L)
-        guard luaL_loadstring(L, script) == LUA_OK, lua_pcallk(L, 0, 0, 0, 0, nil) == LUA_OK else { return nil }
-        if hooked { lua_sethook(L, { _, _ in }, LUA_MASKCALL, 0) }
-        return L
+    guard let bareHooked = bench_floor_state(script, 1), let barePlain = bench_floor_state(script, 0) else {
+        throw DebugServerError.cannotListen("no bare state")
     }
-    let bareHooked = bareState(hooked: true), barePlain = bareState(hooked: false)
     let neverHit = try debugged(.object([("line", .number(2))]))
     let conditional = try debugged(.object([("line", .number(13)), ("condition", .string("i < 0"))]))
     let attached = Benchmark(
@@ -67,13 +62,9 @@ func debuggerBenchmarks(hits: Int) throws -> [Benchmark] {
         reference: { try bareSeconds(hooked: false) })
     /// Runs work() 4 times in a bare state (no bridge), with or without an empty call hook.
     func bareSeconds(hooked: Bool) throws -> Double {
-        guard let L = hooked ? bareHooked : barePlain else { throw DebugServerError.cannotListen("no bare state") }
-        return try seconds {
-            for _ in 0 ..< 4 {
-                lua_getglobal(L, "work")
-                if lua_pcallk(L, 0, 0, 0, 0, nil) != LUA_OK { throw DebugServerError.cannotListen("work() failed") }
-            }
-        }
+        let elapsed = bench_floor_run(hooked ? bareHooked : barePlain, "work", 4)
+        guard elapsed >= 0 else { throw DebugServerError.cannotListen("work() failed in a bare state") }
+        return elapsed
     }
     var perHit = Benchmark(
         name: "debugger: conditional breakpoint, \(hits) hits",

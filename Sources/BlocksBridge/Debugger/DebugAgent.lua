@@ -301,7 +301,8 @@ end
 -- The names a frame sees: its locals (innermost last wins), its varargs, its upvalues. Its level is
 -- found once (a condition runs at every hit: a levelOf per local was most of its cost).
 local function frameSlots(frame)
-    local thread, level = failedThread, nil
+    local thread = failedThread
+    local level
     if thread then level = frames[frame].offset - 1 else level = levelOf(frames[frame].offset) end
     if level == nil then return nil end
     local info
