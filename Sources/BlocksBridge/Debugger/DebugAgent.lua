@@ -259,7 +259,8 @@ end
 
 local function newRef(entry)
     if refCount >= ID_RANGE - 1 then
-        error(format("this stop has given out %d variables references, all it can: step or continue to reset them", refCount), 0)
+        error(format("this stop has given out %d variables references, all it can: "
+            .. "step or continue to reset them", refCount), 0)
     end
     refCount = refCount + 1
     refs[ID_BASE + refCount] = entry
