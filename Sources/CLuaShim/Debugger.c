@@ -1029,6 +1029,7 @@ static int bk_dbg_pushnatives_protected(lua_State *L) {
     lua_pushlightuserdata(L, d);
     lua_pushcclosure(L, bk_dbg_native_sources, 1);
     lua_setfield(L, -2, "sources");
+    bk_debugger_push_key_natives(L);  // namedKeys, countNamed (DebuggerKeys.c)
     lua_pushcfunction(L, luaopen_debug);  // a private copy of the library: sandboxes have none
     lua_call(L, 0, 1);
     lua_setfield(L, -2, "debug");

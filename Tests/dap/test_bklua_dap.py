@@ -2207,5 +2207,176 @@ print("pool", ok)
             c.close()
 
 
+# ---------------------------------------------------------------------------------------------
+# Large and odd values, pool threads, where breakpoints land
+
+@case
+def every_key_of_a_large_dictionary_is_reachable_by_pages_in_sorted_order_and_key_names_are_clipped():
+    path = script("bigdict.lua", """local d = {}
+for i = 1, 20000 do d["k" .. i] = i end
+local huge = {}
+for i = 1, 1000000 do huge["h" .. i] = i end
+local odd = { ["a\\0b\\1c\\n"] = 1, [("x"):rep(1000)] = 2 }
+local here = 1   -- HERE
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "HERE")]})
+        c.stopped("breakpoint")
+        local = c.locals(c.frames()[0]["id"])
+        d = local["d"]
+        check(d.get("namedVariables") == 20000, "every key counted: %r" % d)
+        names = []
+        for start in range(0, 20000, 1500):
+            names += [v["name"] for v in c.variables(d["variablesReference"], filter="named", start=start, count=1500)]
+        check(len(names) == 20000 and set(names) == {"k%d" % i for i in range(1, 20001)}, "every key once: %d" % len(names))
+        check(names == sorted(names), "in sorted order: %r" % names[:20])
+        page = c.variables(d["variablesReference"], filter="named", start=15000, count=3)
+        check([v["name"] for v in page] == names[15000:15003], "a page is the same slice each time: %r" % page)
+        # A page of a 1e6-key dictionary: sorted once (in C), then each page costs its own items.
+        huge = local["huge"]
+        check(huge.get("namedVariables") == 1000000, "huge: %r" % huge)
+        started = time.time()
+        first = c.variables(huge["variablesReference"], filter="named", start=0, count=100)
+        took = time.time() - started
+        last = c.variables(huge["variablesReference"], filter="named", start=999990, count=100)
+        check(took < 5 and len(first) == 100 and first[0]["name"] == "h1" and len(last) == 10,
+              "1e6 keys: %.2f s, %r ... %r" % (took, first[:2], last[-1:]))
+        print("     (first page of a 1e6-key dictionary: %.2f s)" % took)
+        # Key names as string values show: control bytes escaped, long ones clipped.
+        odd = {v["name"] for v in c.variables(local["odd"]["variablesReference"])}
+        check("a\\0b\\1c\\n" in odd, "control bytes shown escaped: %r" % odd)
+        check(max(len(n) for n in odd) <= 403, "a long key clipped: %r" % [len(n) for n in odd])
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+def two_to_the_twenty_references_take_minutes_under_tsan(function):
+    function.thread_sanitizer_skip = "2^20 variables references take ~40 s in a debug build, many minutes under TSan"
+    return function
+
+
+@case
+@two_to_the_twenty_references_take_minutes_under_tsan
+def a_stop_refuses_references_past_its_range_rather_than_naming_another_slots():
+    path = script("manyrefs.lua", """local t, f = {}, print
+for i = 1, 1048600 do t[i] = f end
+local here = 1   -- HERE
+local after = 2  -- AFTER
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "HERE")]})
+        c.stopped("breakpoint")
+        t = c.locals(c.frames()[0]["id"])["t"]
+        refused, largest = None, 0
+        for start in range(0, 1048600, 262144):
+            r = c.request("variables", {"variablesReference": t["variablesReference"], "filter": "indexed",
+                                        "start": start, "count": 262144}, ok=False)
+            if not r["success"]:
+                refused = r["message"]
+                break
+            largest = max([largest] + [v["variablesReference"] for v in r["body"]["variables"]])
+        # Frame ids and references of the main state's agent lie below 2^20 (worker slot 1 above).
+        check(refused is not None and "variables references" in refused, "refused past the range: %r" % refused)
+        check(0 < largest < 1 << 20, "every reference in the main state's range: %d" % largest)
+        check(any(v["name"] == "source" for v in c.variables(largest)), "the last one given still answers")
+        c.request("next", {"threadId": 1})
+        c.stopped("step")
+        fresh = c.locals(c.frames()[0]["id"])["t"]["variablesReference"]
+        check(0 < fresh < 1000, "a new stop numbers from 1 again: %d" % fresh)
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
+def a_pool_state_keeps_one_thread_for_every_chunk_it_runs():
+    path = script("pool_threads.lua", """bk.setWorkerCount(2)
+local data = {}
+for i = 1, 64 do data[i] = i end
+local r = bk.parallelMap(bk.array(data), function(x)
+  local s = 0
+  for i = 1, 2e5 do s = s + i end
+  return x * 2    -- POOL-BP
+end)
+print("n", #r)
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "POOL-BP")]})
+        pool_threads, listed = set(), True
+        for n in range(64):
+            stop = c.stopped("breakpoint")
+            if stop["threadId"] != 1:
+                pool_threads.add(stop["threadId"])
+            if n == 40:  # between chunks, a pool state stays listed under its name
+                name, threads = thread_named(c, stop["threadId"])
+                listed = name is not None and len([t for t in threads if t["name"].startswith("worker pool ")]) == 2
+            c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0, "exit")
+        check(len(pool_threads) <= 2, "two pool states, at most two threads: %r" % pool_threads)
+        check(listed, "both pool threads listed")
+        events = [(e["body"]["reason"], e["body"]["threadId"]) for e in c.seen if e["event"] == "thread"]
+        started = [t for r, t in events if r == "started"]
+        exited = [t for r, t in events if r == "exited"]
+        check(pool_threads <= set(started) and len(started) == 2 and sorted(exited) == sorted(started),
+              "one started event per pool state, one exited as it closes: %r" % events)
+    finally:
+        c.close()
+
+
+@case
+def breakpoints_on_lines_without_code_move_to_the_next_line_with_code_or_are_not_verified():
+    module = script("placed_module.lua", """-- a module: loaded after the breakpoints are set
+local M = {}
+
+function M.twice(x)
+  -- a comment in a function
+  return x * 2          -- TWICE
+end
+
+return M
+-- trailing comment
+""")
+    path = script("placed.lua", """-- comment line 1
+
+local function f()
+  -- inner comment
+  return 1              -- RETURN
+end
+package.path = %r .. "/?.lua;" .. package.path
+local M = require("placed_module")
+print(f(), M.twice(2))  -- PRINT
+""" % scratch)
+    c = adapter()
+    try:
+        _, answers = c.start(path, breakpoints={
+            path: [1, line_of(path, "inner comment"), 99999],
+            module: [line_of(module, "a comment in"), line_of(module, "trailing comment"), line_of(module, "return M") + 5]})
+        main = [(b["verified"], b.get("line"), "message" in b) for b in answers[path]["breakpoints"]]
+        # Line 1 comes before `local function f() ... end`, whose closure is made on its `end` line.
+        check(main == [(True, line_of(path, "RETURN") + 1, True), (True, line_of(path, "RETURN"), True),
+                       (False, 99999, True)], "main file: %r" % answers[path])
+        mod = [(b["verified"], b.get("line")) for b in answers[module]["breakpoints"]]
+        check(mod[0] == (True, line_of(module, "TWICE")) and mod[1][0] is False and mod[2][0] is False,
+              "module: %r" % answers[module])
+        stops = []
+        while True:
+            try:
+                stop = c.stopped("breakpoint", timeout=10)
+            except DAPError:
+                break
+            stops.append(c.frames(stop["threadId"])[0]["line"])
+            c.request("continue", {"threadId": stop["threadId"]})
+        check(stops == [line_of(path, "RETURN") + 1, line_of(path, "RETURN"), line_of(module, "TWICE")],
+              "stops where the answers said: %r" % stops)
+    finally:
+        c.close()
+
+
 if __name__ == "__main__":
     run_cases()

@@ -21,6 +21,9 @@ local utf8len = utf8.len
 -- Frame ids and variables references start at ID_BASE (a worker state's agent has its own range,
 -- which tells the session which stopped thread a request is for).
 local ID_BASE = host.idBase or 0
+-- The range's size: references past it would name the next slot's agent (a worker's), so a stop
+-- that used them all refuses more (each stop starts again from 1).
+local ID_RANGE = host.idRange or 1 << 20
 
 local EVALUATION_SECONDS = 5  -- an evaluation (condition, watch, repl) that runs longer is stopped
 local PAGE = 100              -- tables with more list elements than this are paged by the client
@@ -96,10 +99,15 @@ local function address(v)
     return match(format("%p", v), "^0x0*(%x+)$") and format("%p", v) or "?"
 end
 
+-- A string as a client shows it: clipped, its control bytes as escapes (`\n`, `\0`).
+local function readable(s, n)
+    return (gsub(clip(s, n), "%c", function(ch) return escapes[ch] or format("\\%d", byte(ch)) end))
+end
+
 local function describe(v)
     local t = type(v)
     if t == "string" then
-        return '"' .. gsub(clip(v, 400), "%c", function(ch) return escapes[ch] or format("\\%d", byte(ch)) end) .. '"'
+        return '"' .. readable(v, 400) .. '"'
     elseif t == "number" then
         if mathtype(v) == "integer" then return format("%d", v) end
         return format("%.14g", v)
@@ -250,6 +258,10 @@ local function frameSetLocal(frame, i, value)
 end
 
 local function newRef(entry)
+    if refCount >= ID_RANGE - 1 then
+        error(format("this stop has given out %d variables references, all it can: "
+            .. "step or continue to reset them", refCount), 0)
+    end
     refCount = refCount + 1
     refs[ID_BASE + refCount] = entry
     return ID_BASE + refCount
@@ -264,7 +276,8 @@ local function variable(name, v, evaluateName)
     local ref = 0
     local item = { name = name, value = describe(v), type = type(v) }
     if type(v) == "table" or type(v) == "userdata" or type(v) == "function" then
-        if expandable(v) then ref = newRef({ kind = "value", value = v }) end
+        local entry = { kind = "value", value = v }
+        if expandable(v) then ref = newRef(entry) end
         if type(v) == "table" then
             v = contentsOf(v)
             local n = 0
@@ -272,22 +285,15 @@ local function variable(name, v, evaluateName)
                 n = n + 1
                 if n > 1e7 then break end
             end
+            -- Its named children's count (all of them: a client pages them by filter "named",
+            -- start, count), and its list's when that is paged too.
+            local named = c.countNamed(v, n > PAGE and n or 0)
+            entry.count = named  -- the size of the lists namedKeys collects
             if n > PAGE then
                 item.indexedVariables = n
-                item.namedVariables = 0
-                for k in next, v do
-                    if not (mathtype(k) == "integer" and k >= 1 and k <= n) then
-                        item.namedVariables = item.namedVariables + 1
-                    end
-                end
-            else
-                -- A large dictionary: its key count, so a client may page it (filter "named", start, count).
-                local keys = 0
-                for _ in next, v do
-                    keys = keys + 1
-                    if keys >= 10000 then break end
-                end
-                if keys > PAGE then item.namedVariables = keys end
+                item.namedVariables = named
+            elseif named > PAGE then
+                item.namedVariables = named
             end
         end
     end
@@ -467,29 +473,39 @@ function handlers.scopes(args)
 end
 
 local function keyName(k)
-    if type(k) == "string" then return clip(k, 400) end  -- clipped as a value is (setVariable finds it by this)
+    -- Clipped and escaped as a string value is (setVariable finds the key by this name).
+    if type(k) == "string" then return readable(k, 400) end
     if type(k) == "number" then return "[" .. describe(k) .. "]" end
     return "[" .. describe(k) .. "]"
 end
 
-local function keyOrder(a, b)
-    local ta, tb = type(a), type(b)
-    if ta == "number" and tb == "number" then return a < b end
-    if ta == "number" then return true end
-    if tb == "number" then return false end
-    if ta == "string" and tb == "string" then return a < b end
-    if ta == "string" then return true end
-    if tb == "string" then return false end
-    return describe(a) < describe(b)
+-- A table's named children: its keys but the list positions a client pages by index (1..n when
+-- n > PAGE), in a stable order: numbers, then strings, then the others by their description.
+-- Sorted once a stop per variables reference (a client pages them; a page of a 1e6-key table
+-- then costs its own items, not a sort), again after an evaluation may have changed the table.
+local changes = 0  -- evaluations and setVariables so far this stop: a kept order may be stale
+
+local function namedKeys(t, n, entry)
+    if entry.named and entry.namedAt == changes then return entry.named end
+    local keys, others = c.namedKeys(t, n > PAGE and n or 0, entry.count)  -- numbers and strings sorted, in C
+    local texts = {}
+    for i = 1, #others do texts[others[i]] = describe(others[i]) end
+    sort(others, function(a, b) return texts[a] < texts[b] end)
+    local at = #keys
+    for i = 1, #others do keys[at + i] = others[i] end
+    entry.named, entry.namedAt = keys, changes
+    return keys
 end
 
+-- The children `variables` lists (paged as args asks: filter "indexed" or "named", start, count).
 local function tableChildren(t, args, entry, mt)
     local list = array({})
     entry.keys = entry.keys or {}
+    local start = math.tointeger(tonumber(args.start)) or 0
+    if start < 0 then start = 0 end
     if args.filter == "indexed" then
-        local start = (tonumber(args.start) or 0) + 1
         local count = tonumber(args.count) or PAGE
-        for i = start, start + count - 1 do
+        for i = start + 1, start + count do
             local v = rawget(t, i)
             if v == nil then break end
             local name = "[" .. i .. "]"
@@ -500,22 +516,19 @@ local function tableChildren(t, args, entry, mt)
     end
     local n = 0
     while rawget(t, n + 1) ~= nil do n = n + 1 end
-    local paged = n > PAGE
-    local keys = {}
-    for k in next, t do
-        if not (paged and mathtype(k) == "integer" and k >= 1 and k <= n) then
-            keys[#keys + 1] = k
-            if #keys >= 10000 then break end
-        end
-    end
-    sort(keys, keyOrder)
-    for _, k in next, keys do
+    local keys = namedKeys(t, n, entry)
+    local count = math.tointeger(tonumber(args.count)) or 0
+    local last = count > 0 and math.min(#keys + 1, start + count) or #keys + 1  -- + 1: the metatable
+    for i = start + 1, math.min(last, #keys) do
+        local k = keys[i]
         local name = keyName(k)
         entry.keys[name] = k
         list[#list + 1] = variable(name, rawget(t, k))
     end
-    if mt == nil then mt = getmetatable(t) end
-    if mt ~= nil then list[#list + 1] = variable("[metatable]", mt) end
+    if last > #keys then
+        if mt == nil then mt = getmetatable(t) end
+        if mt ~= nil then list[#list + 1] = variable("[metatable]", mt) end
+    end
     return list
 end
 
@@ -577,11 +590,11 @@ function handlers.variables(args)
     elseif entry.kind == "globals" then
         local slots, _, _, func = frameSlots(entry.frame)
         local globals = environmentOf(slots or {}, func)
-        if type(globals) == "table" then list = tableChildren(globals, args, entry) end
+        if type(globals) == "table" then return { variables = tableChildren(globals, args, entry) } end
     else
         local v = entry.value
         if type(v) == "table" then
-            list = tableChildren(contentsOf(v), args, entry, getmetatable(v))
+            return { variables = tableChildren(contentsOf(v), args, entry, getmetatable(v)) }
         else
             local mt = getmetatable(v)
             if type(v) == "userdata" then propertiesOf(v, mt, list) end
@@ -612,6 +625,7 @@ function handlers.evaluate(args)
     if not frames[frame] then error("no frame " .. tostring(args.frameId), 0) end
     local code = args.expression
     if type(code) ~= "string" then error("no expression", 0) end
+    changes = changes + 1  -- it may change a table whose keys a client pages
     local ok, results = evaluateIn(frame, code, args.context == "repl")
     if not ok then error(results, 0) end
     local n = results.n or #results
@@ -658,6 +672,7 @@ function handlers.setVariable(args)
     if (entry.kind == "locals" or entry.kind == "upvalues") and sub(name, 1, 1) == "(" then
         error("no variable " .. name, 0)
     end
+    changes = changes + 1
     local ok, results = evaluateIn(entry.frame or 1, code, false)
     if not ok then error(results, 0) end
     local value = results[2]

@@ -32,19 +32,39 @@ final class DebugBreakpoints: @unchecked Sendable {
             return .object([("breakpoints", .array([]))])
         }
         let normal = DebugBreakpoints.normalized(path)
+        let items = arguments["breakpoints"]?.array ?? []
+        // Lua's lines (1...): 0 for a line that is none.
+        let asked = items.map { item -> Int32 in
+            guard let asked = item["line"]?.int, asked < Int.max, case let line = asked + 1 - lineBase, line > 0 else { return 0 }
+            return Int32(clamping: line)
+        }
+        let placed = DebugBreakpoints.place(asked, in: normal)
         var byLine: [Int: Entry] = [:]
         var answers: [JSONValue] = []
         lock.withLock {
-            for item in arguments["breakpoints"]?.array ?? [] {
-                guard let asked = item["line"]?.int, asked < Int.max, case let line = asked + 1 - lineBase, line > 0 else {
+            for (index, item) in items.enumerated() {
+                let line = Int(asked[index]), at = Int(placed[index])
+                guard line > 0 else {
                     answers.append(.object([("verified", .bool(false)), ("message", .string("no line"))]))
+                    continue
+                }
+                guard at > 0 else {
+                    let why = at < 0 ? "line \(line - 1 + lineBase) is past the end of the file"
+                                     : "no code on line \(line - 1 + lineBase) or after it in its function"
+                    answers.append(.object([("verified", .bool(false)), ("message", .string(why)),
+                                            ("line", .number(Double(line - 1 + lineBase)))]))
                     continue
                 }
                 let entry = Entry(id: nextID, condition: item["condition"]?.string,
                                   hitCondition: item["hitCondition"]?.string, logMessage: item["logMessage"]?.string)
                 nextID += 1
-                byLine[line] = entry
-                answers.append(.object([("id", .number(Double(entry.id))), ("verified", .bool(true)), ("line", .number(Double(asked)))]))
+                if byLine[at] == nil || at == line { byLine[at] = entry }  // one set on the line itself wins
+                var answer: [(String, JSONValue)] = [("id", .number(Double(entry.id))), ("verified", .bool(true)),
+                                                     ("line", .number(Double(at - 1 + lineBase)))]
+                if at != line {
+                    answer.append(("message", .string("moved from line \(line - 1 + lineBase) to the next line with code")))
+                }
+                answers.append(.object(answer))
             }
             lines[normal] = byLine
         }
@@ -81,6 +101,20 @@ final class DebugBreakpoints: @unchecked Sendable {
             }
         }
         return .object([("breakpoints", .array(answers))])
+    }
+
+    /// Where breakpoints asked at Lua lines `asked` (0: none) stop in the file `path`: the line
+    /// itself, the next line with code, 0 (none after it in its function), -1 (past the end). A
+    /// file that cannot be read or compiled now (it may exist only later, or be a host's chunk
+    /// name) keeps the lines asked.
+    static func place(_ asked: [Int32], in path: String) -> [Int32] {
+        var placed = asked
+        let ok = asked.withUnsafeBufferPointer { asked in
+            placed.withUnsafeMutableBufferPointer { placed in
+                bk_debugger_place_lines(path, asked.baseAddress, Int32(asked.count), placed.baseAddress)
+            }
+        }
+        return ok != 0 ? placed.enumerated().map { asked[$0.offset] > 0 ? $0.element : 0 } : asked
     }
 
     func line(path: String, line: Int) -> Entry? { lock.withLock { lines[path]?[line] } }

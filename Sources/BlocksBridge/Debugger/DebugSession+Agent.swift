@@ -18,6 +18,8 @@ extension DebugSession {
         stack.pushNewTable(recordCount: 15)
         stack.push(slot * DebugSession.idsPerSlot)
         stack.rawSet(-2, field: "idBase")
+        stack.push(DebugSession.idsPerSlot)
+        stack.rawSet(-2, field: "idRange")
         if let worker {
             stack.push(worker.thread)
             stack.rawSet(-2, field: "workerThread")

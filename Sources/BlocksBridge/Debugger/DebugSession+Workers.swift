@@ -14,7 +14,16 @@ struct DebugWorker {
 /// worker state leaves. Read and written by the thread holding the state's lock.
 final class DebugLink: LuaStateExtension {
     var session: DebugSession?
-    func stateWillClose() { session = nil }
+    /// A pool state's DAP thread and name, kept between the chunks it runs for `poolSession`: one
+    /// thread for the state's life (started as it first joins, exited as the state closes).
+    weak var poolSession: DebugSession?
+    var poolThread = 0
+    var poolName = ""
+    func stateWillClose() {
+        session = nil
+        poolSession?.threadExited(poolThread)
+        poolSession = nil
+    }
 }
 
 extension LuaState {
@@ -29,18 +38,32 @@ extension DebugSession {
     /// its own hook client with the session's breakpoints, the agent, a DAP thread named
     /// "`label` N" and a `thread` event. Nil when the session takes no more workers or the agent
     /// cannot load (the worker then runs undebugged). Detach on the same thread before it lets go.
-    func attachWorker(_ stack: LuaStack, label: String) -> DebugWorkerTarget? {
+    /// `pooled`: a pool state, which joins for each chunk it runs and keeps its thread between them
+    /// ("`label` N", N counting the pool states that joined).
+    func attachWorker(_ stack: LuaStack, label: String, pooled: Bool = false) -> DebugWorkerTarget? {
+        let link = stack.state.debugLink
+        let kept: (thread: Int, name: String)? = pooled && link.poolSession === self ? (link.poolThread, link.poolName) : nil
         guard let client = bk_debugger_create() else { return nil }
         let joined: (slot: Int, worker: DebugWorker)? = clientsLock.withLock {
             let joined: (slot: Int, worker: DebugWorker)? = lock.withLock {
                 guard !closedToWorkers else { return nil }
                 var slot = 1
                 while workers[slot] != nil { slot += 1 }
-                return (slot, DebugWorker(thread: 0, name: "\(label) \(slot)", client: client))
+                // Its ids, [slot, slot + 1) * idsPerSlot, must stay below 2^31 (DAP's ids are 32-bit).
+                guard slot < DebugSession.slots else { return nil }
+                var name = "\(label) \(slot)"
+                if let kept {
+                    name = kept.name
+                } else if pooled {
+                    poolStatesJoined += 1
+                    name = "\(label) \(poolStatesJoined)"
+                }
+                return (slot, DebugWorker(thread: kept?.thread ?? 0, name: name, client: client))
             }
             guard var joined else { return nil }
-            joined.worker.thread = newThreadID()
+            if kept == nil { joined.worker.thread = newThreadID() }
             lock.withLock { workers[joined.slot] = joined.worker }
+            if kept != nil { listWhileIdle(joined.worker.thread, name: nil) }  // listed as a worker now
             bk_debugger_copy_breakpoints(client, hookClient)
             return joined
         }
@@ -57,9 +80,16 @@ extension DebugSession {
             bk_debugger_destroy(client)
             return nil
         }
-        stack.state.debugLink.session = self  // its own workers join too
-        event("thread", .object([("reason", .string("started")), ("threadId", .number(Double(worker.thread)))]))
-        return DebugWorkerTarget(session: self, slot: slot, thread: worker.thread, client: client)
+        link.session = self  // its own workers join too
+        if kept == nil {
+            event("thread", .object([("reason", .string("started")), ("threadId", .number(Double(worker.thread)))]))
+        }
+        if pooled {
+            link.poolSession = self
+            link.poolThread = worker.thread
+            link.poolName = worker.name
+        }
+        return DebugWorkerTarget(session: self, slot: slot, thread: worker.thread, name: pooled ? worker.name : nil, client: client)
     }
 
     /// Takes a worker state off the list: no breakpoint, pause or release reaches its client after.
@@ -79,12 +109,14 @@ final class DebugWorkerTarget {
     private let session: DebugSession
     private let slot: Int
     private let thread: Int
+    private let poolName: String?  // a pool state's: its thread stays (listed) between chunks
     private var client: OpaquePointer?
 
-    fileprivate init(session: DebugSession, slot: Int, thread: Int, client: OpaquePointer) {
+    fileprivate init(session: DebugSession, slot: Int, thread: Int, name poolName: String?, client: OpaquePointer) {
         self.session = session
         self.slot = slot
         self.thread = thread
+        self.poolName = poolName
         self.client = client
     }
 
@@ -95,6 +127,10 @@ final class DebugWorkerTarget {
         stack.detachDebugger(client)
         stack.state.debugLink.session = nil
         bk_debugger_destroy(client)
-        session.event("thread", .object([("reason", .string("exited")), ("threadId", .number(Double(thread)))]))
+        if let poolName {
+            session.listWhileIdle(thread, name: poolName)  // until the state closes (DebugLink)
+        } else {
+            session.event("thread", .object([("reason", .string("exited")), ("threadId", .number(Double(thread)))]))
+        }
     }
 }

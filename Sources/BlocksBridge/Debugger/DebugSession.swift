@@ -54,6 +54,8 @@ package final class DebugSession: @unchecked Sendable {
     private var liveThreads: [Int: String] = [:]
     /// Threads announced but listed only while stopped (plain coroutines), until they end.
     private var unlistedThreads: Set<Int> = []
+    /// Pool states that joined so far (their threads are named "worker pool N" by it).
+    var poolStatesJoined = 0
     /// stopDebugServer ran: no worker state joins any more.
     var closedToWorkers = false
     /// Taken around every change of the hook clients' breakpoints and of the worker list, so a
@@ -394,6 +396,8 @@ package final class DebugSession: @unchecked Sendable {
 
     /// Frame ids and variables references of the agent in slot k lie in [k, k + 1) * idsPerSlot.
     static let idsPerSlot = 1 << 20
+    /// Agent slots: their ids stay below 2^31, as DAP's (32-bit) ids must.
+    static let slots = (1 << 31) / idsPerSlot
 
     /// A new DAP thread id (coroutines that stop, worker states).
     func newThreadID() -> Int {
@@ -480,6 +484,12 @@ package final class DebugSession: @unchecked Sendable {
         }
         event("thread", .object([("reason", .string("started")), ("threadId", .number(Double(id)))]))
         return id
+    }
+
+    /// A pool state's thread between two chunks (`name`), listed by `threads` as a live task is;
+    /// nil: it runs a chunk again (listed as a worker).
+    func listWhileIdle(_ id: Int, name: String?) {
+        lock.withLock { liveThreads[id] = name }
     }
 
     /// The thread `id` ended: a `thread` event, and `threads` no longer lists it.

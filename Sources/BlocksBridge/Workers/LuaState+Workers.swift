@@ -37,7 +37,7 @@ extension LuaState {
         defer { lock.withLock { workerPool.giveBack([worker]) } }
         let joining = debugger
         return try worker.withHostCall { (s: LuaStack) throws(LuaError) -> R in
-            let debugged = joining?.attachWorker(s, label: "worker pool")
+            let debugged = joining?.attachWorker(s, label: "worker pool", pooled: true)
             defer { debugged?.detach(on: s) }
             // The function is at the bottom of the pool state's stack; run it above.
             let function = s.top

@@ -179,7 +179,7 @@ enum ParallelCollections {
                 state.lock.withLock {
                     let profiled = session?.attach(state.stack, label: "worker pool")
                     defer { profiled?.detach(on: state.stack) }
-                    let debugged = debugger?.attachWorker(state.stack, label: "worker pool")
+                    let debugged = debugger?.attachWorker(state.stack, label: "worker pool", pooled: true)
                     defer { debugged?.detach(on: state.stack) }
                     state.resetLimits()
                     walk(state.stack, dictionary: dictionary, mapping: mapping)

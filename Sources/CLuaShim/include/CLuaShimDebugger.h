@@ -37,6 +37,13 @@ void bk_debugger_release_script(bk_debugger *d);
 /// The absolute, normalized path of a file name (realpath, else joined to the working directory),
 /// malloc'd, or NULL; what breakpoints and stack traces use for a chunk "@name".
 char *bk_debugger_normalize_path(const char *name);
+/// Where line breakpoints asked at `asked` can stop in the file `path` (DebuggerLines.c): for each,
+/// in `placed`, the line itself when a function has code there, else the next line with code of
+/// the innermost function around it, 0 when it has none after, -1 past the file's end. Returns 0
+/// (nothing placed) when the file cannot be read or compiled. Any thread: a scratch state of its own.
+int bk_debugger_place_lines(const char *path, const int *asked, int count, int *placed);
+/// Sets the agent's natives for a table's keys (DebuggerKeys.c) in the table on top.
+void bk_debugger_push_key_natives(lua_State *L);
 /// Flushes C's stdout and stderr; `unbuffered`: stdout writes at once from now on (bklua --dap,
 /// where it is a pipe to the client's output events).
 void bk_debugger_stdio(int unbuffered);
