@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct bk_code_function {  // one function of the chunk: its range and its active lines
     int first, last;               // linedefined, lastlinedefined (0, 0: the main chunk)
@@ -206,7 +209,8 @@ static int bk_code_read_protected(lua_State *S) {
     if (size > 0 && text[0] == '#') {
         while (skip < size && text[skip] != '\n') skip++;
     }
-    if (luaL_loadbufferx(S, text + skip, size - skip, lua_tostring(S, -1), NULL) != LUA_OK) return 0;
+    // Text only: a binary chunk's bytecode is not checked by Lua's loader (a forged one can crash it).
+    if (luaL_loadbufferx(S, text + skip, size - skip, lua_tostring(S, -1), "t") != LUA_OK) return 0;
     int main = lua_gettop(S);
     if (lua_dump(S, bk_dump_writer, code, 0) != 0 || code->dump_failed) return 0;
     const unsigned char *bytes = code->dump;
@@ -272,8 +276,19 @@ static int bk_code_place(const bk_code *code, int line) {
 }
 
 int bk_debugger_place_lines(const char *path, const int *asked, int count, int *placed) {
-    FILE *file = fopen(path, "rb");
-    if (file == NULL) return 0;
+    // A regular file only: opening a FIFO (or a device) would block the transport's thread.
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat info;
+    if (fd < 0) return 0;
+    if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+        close(fd);
+        return 0;
+    }
+    FILE *file = fdopen(fd, "rb");
+    if (file == NULL) {
+        close(fd);
+        return 0;
+    }
     char *text = NULL;
     size_t size = 0, capacity = 0;
     for (;;) {

@@ -1463,6 +1463,31 @@ print("done", bk.await(bk.worker(body)))
 
 
 @case
+def breakpoints_in_a_fifo_or_a_binary_chunk_are_answered_without_reading_them_as_code():
+    # Placing breakpoints reads the file: a FIFO would block the adapter, and a forged binary chunk
+    # is not something Lua's loader checks. Both are answered as asked, at once.
+    fifo = os.path.join(scratch, "breakpoints.fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    source = script("binary_src.lua", "local x = 1\nprint(x)\n")
+    binary = os.path.join(scratch, "binary.luac")
+    subprocess.run(["luac5.4", "-o", binary, source], check=True)
+    with open(binary, "r+b") as f:  # its body made garbage
+        f.seek(40)
+        f.write(b"\xff" * 64)
+    path = script("plain.lua", "print('ran')\n")
+    c = adapter()
+    try:
+        c.start(path)
+        for other in (fifo, binary):
+            r = c.request("setBreakpoints", {"source": {"path": other}, "breakpoints": [{"line": 1}, {"line": 2}]}, timeout=10)
+            check([b["line"] for b in r["body"]["breakpoints"]] == [1, 2], "%s: %r" % (other, r["body"]))
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
 def loaded_sources_list_the_files_that_ran():
     path = script("sources.lua", "local x = 1\nlocal y = 2\n")
     c = adapter()
