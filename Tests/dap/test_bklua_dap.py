@@ -1488,6 +1488,39 @@ def breakpoints_in_a_fifo_or_a_binary_chunk_are_answered_without_reading_them_as
 
 
 @case
+def malformed_hit_conditions_and_long_function_names_are_refused_with_a_reason():
+    path = script("hits_refused.lua", """local n = 0
+for i = 1, 4 do
+  n = n + i   -- BP
+end
+print("n", n)
+""")
+    c = adapter()
+    try:
+        line = line_of(path, "BP")
+        c.initialize()
+        seq = c.send("launch", {"program": path})
+        asked = ["abc", "% 0", "2.5", "0x2", ">= 3"]
+        r = c.request("setBreakpoints", {"source": {"path": path},
+                                         "breakpoints": [{"line": line, "hitCondition": h} for h in asked]})
+        answers = r["body"]["breakpoints"]
+        check([a["verified"] for a in answers] == [False, False, False, False, True], "%r" % answers)
+        check(all("expected N" in a.get("message", "") for a in answers[:4]), "%r" % answers)
+        r = c.request("setFunctionBreakpoints", {"breakpoints": [{"name": "f" * 250}, {"name": "g", "hitCondition": "x"}]})
+        answers = r["body"]["breakpoints"]
+        check(not answers[0]["verified"] and "199 bytes" in answers[0]["message"], "%r" % answers[0])
+        check(not answers[1]["verified"] and "expected N" in answers[1]["message"], "%r" % answers[1])
+        c.request("configurationDone")
+        c.response(seq)
+        for _ in range(2):  # >= 3: the third and fourth hits
+            stop = c.stopped("breakpoint")
+            c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
 def loaded_sources_list_the_files_that_ran():
     path = script("sources.lua", "local x = 1\nlocal y = 2\n")
     c = adapter()

@@ -55,6 +55,11 @@ final class DebugBreakpoints: @unchecked Sendable {
                                             ("line", .number(Double(line - 1 + lineBase)))]))
                     continue
                 }
+                if let problem = DebugBreakpoints.hitConditionProblem(item["hitCondition"]?.string) {
+                    answers.append(.object([("verified", .bool(false)), ("message", .string(problem)),
+                                            ("line", .number(Double(line - 1 + lineBase)))]))
+                    continue
+                }
                 let entry = Entry(id: nextID, condition: item["condition"]?.string,
                                   hitCondition: item["hitCondition"]?.string, logMessage: item["logMessage"]?.string)
                 nextID += 1
@@ -83,8 +88,16 @@ final class DebugBreakpoints: @unchecked Sendable {
         lock.withLock {
             functions = [:]
             for item in arguments["breakpoints"]?.array ?? [] {
-                guard let name = item["name"]?.string, !name.isEmpty, !name.utf8.contains(0), name.utf8.count < 200 else {
+                guard let name = item["name"]?.string, !name.isEmpty, !name.utf8.contains(0) else {
                     answers.append(.object([("verified", .bool(false)), ("message", .string("a function name is needed"))]))
+                    continue
+                }
+                guard name.utf8.count < 200 else {
+                    answers.append(.object([("verified", .bool(false)), ("message", .string("a function name has at most 199 bytes"))]))
+                    continue
+                }
+                if let problem = DebugBreakpoints.hitConditionProblem(item["hitCondition"]?.string) {
+                    answers.append(.object([("verified", .bool(false)), ("message", .string(problem))]))
                     continue
                 }
                 let entry = Entry(id: nextID, condition: item["condition"]?.string, hitCondition: item["hitCondition"]?.string)
@@ -115,6 +128,28 @@ final class DebugBreakpoints: @unchecked Sendable {
             }
         }
         return ok != 0 ? placed.enumerated().map { asked[$0.offset] > 0 ? $0.element : 0 } : asked
+    }
+
+    /// Why a hitCondition is not one of the forms the agent counts with (`N`, `= N`, `== N`, `>= N`,
+    /// `> N`, `< N`, `<= N`, `% N`: N a whole number, above 0 after `%`), or nil when it is one (or
+    /// there is none). A malformed one used to mean "always", and `% 0` "never", without a word.
+    static func hitConditionProblem(_ text: String?) -> String? {
+        guard let text else { return nil }
+        let spaces: Set<UInt8> = [32, 9, 10, 13]
+        var bytes = Array(text.utf8)[...]
+        while let b = bytes.first, spaces.contains(b) { bytes.removeFirst() }
+        while let b = bytes.last, spaces.contains(b) { bytes.removeLast() }
+        if bytes.isEmpty { return nil }
+        var op: [UInt8] = []
+        while let b = bytes.first, "<>=%".utf8.contains(b) { op.append(b); bytes.removeFirst() }
+        while let b = bytes.first, spaces.contains(b) { bytes.removeFirst() }
+        let opText = String(decoding: op, as: UTF8.self)
+        let number = bytes.count <= 18 && !bytes.isEmpty && bytes.allSatisfy({ $0 >= 48 && $0 <= 57 })
+            ? Int(String(decoding: bytes, as: UTF8.self)) : nil
+        guard ["", "=", "==", ">=", ">", "<", "<=", "%"].contains(opText), let number, opText != "%" || number > 0 else {
+            return "hit condition '\(text.prefix(100))': expected N, >= N, > N, < N, <= N or % N (N a whole number, above 0 after %)"
+        }
+        return nil
     }
 
     func line(path: String, line: Int) -> Entry? { lock.withLock { lines[path]?[line] } }
