@@ -415,6 +415,10 @@ static lua_State *volatile running_state;
 // already have ended it, and a late interrupt would stop the next command at once.
 static volatile sig_atomic_t command_serial;
 static int interrupt_pipe[2] = {-1, -1};
+// A Ctrl-C whose stop hook has not fired yet. Another hook owner of L (the bridge's hook hub, which
+// reapplies its hook at its own events) may replace the stop hook in the instant between checking for
+// a foreign hook and setting its own; the interrupt watcher then sets it again (cedit_interrupt_rearm).
+static int stop_pending;
 
 int cedit_interrupt_descriptor(void) {
     if (interrupt_pipe[0] < 0) {
@@ -432,8 +436,18 @@ static int previous_mask, previous_count;
 /// lua.c's `lstop`: raises in the Lua code that was running when Ctrl-C came.
 static void stop_hook(lua_State *L, lua_Debug *ar) {
     (void)ar;
+    __atomic_store_n(&stop_pending, 0, __ATOMIC_SEQ_CST);  // before the hook goes: see cedit_interrupt_rearm
     lua_sethook(L, previous_hook, previous_mask, previous_count);
     luaL_error(L, "interrupted!");
+}
+
+static void arm_stop_hook(lua_State *L) {
+    if (lua_gethook(L) != stop_hook) {
+        previous_hook = lua_gethook(L);
+        previous_mask = lua_gethookmask(L);
+        previous_count = lua_gethookcount(L);
+    }
+    lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
 static void on_interrupt(int signal_number) {
@@ -445,12 +459,8 @@ static void on_interrupt(int signal_number) {
     // back to this Lua thread (a wait in Swift, a loop in a timer) is not stopped by the hook, so
     // as in lua.c a second Ctrl-C ends the process.
     signal(SIGINT, SIG_DFL);
-    if (lua_gethook(L) != stop_hook) {
-        previous_hook = lua_gethook(L);
-        previous_mask = lua_gethookmask(L);
-        previous_count = lua_gethookcount(L);
-    }
-    lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+    __atomic_store_n(&stop_pending, 1, __ATOMIC_SEQ_CST);
+    arm_stop_hook(L);
     if (interrupt_pipe[1] >= 0) {
         char byte = (char)command_serial;
         ssize_t written = write(interrupt_pipe[1], &byte, 1);
@@ -535,6 +545,7 @@ void cedit_watch_interrupts(void) {
 void cedit_set_running_state(lua_State *L) {
     lua_State *previous = running_state;
     if (L != NULL && previous == NULL) command_serial = (command_serial + 1) & 0xff;
+    __atomic_store_n(&stop_pending, 0, __ATOMIC_SEQ_CST);
     running_state = L;
     if (L == NULL && previous != NULL) {
         if (lua_gethook(previous) == stop_hook) lua_sethook(previous, previous_hook, previous_mask, previous_count);
@@ -544,6 +555,17 @@ void cedit_set_running_state(lua_State *L) {
 
 int cedit_interrupt_is_current(unsigned char command) {
     return running_state != NULL && (unsigned char)command_serial == command;
+}
+
+int cedit_interrupt_rearm(unsigned char command) {
+    lua_State *L = running_state;
+    if (L == NULL || (unsigned char)command_serial != command) return 0;
+    // The hook first: stop_hook clears `stop_pending` before it puts the previous hook back, so a
+    // hook seen replaced and then a Ctrl-C seen pending was never a fired stop hook.
+    int replaced = lua_gethook(L) != stop_hook;
+    if (!__atomic_load_n(&stop_pending, __ATOMIC_SEQ_CST)) return 0;
+    if (replaced) arm_stop_hook(L);
+    return 1;
 }
 
 int cedit_take_interrupt(void) {

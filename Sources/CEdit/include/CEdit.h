@@ -91,6 +91,10 @@ void cedit_set_running_state(lua_State *L);
 int cedit_take_interrupt(void);
 /// Whether the command a Ctrl-C was for (the byte it wrote to the interrupt descriptor) still runs.
 int cedit_interrupt_is_current(unsigned char command);
+/// While the Ctrl-C of `command` has not stopped it yet (1), sets its stop hook again if another hook
+/// owner replaced it meanwhile; 0 once it fired or the command ended. For the interrupt watcher,
+/// from any thread, as lua.c's handler sets the hook.
+int cedit_interrupt_rearm(unsigned char command);
 /// A descriptor that becomes readable when Ctrl-C interrupts running code (-1 on failure): a
 /// thread watching it can stop waits the debug hook cannot reach (the event loop in `bk.run`).
 int cedit_interrupt_descriptor(void);
