@@ -695,16 +695,41 @@ static void bk_dbg_on_line(lua_State *L, lua_Debug *ar, bk_debugger *d) {
         bk_dbg_call_agent(L, d, "breakpoint", s->path, ar->currentline);
 }
 
+// How many `__index` tables a name's part is looked for in (a cycle of them ends here).
+#define BK_DEBUG_INDEX_CHAIN 16
+
 // Pushes the value a dotted name (`Shapes.area.square`, `obj:method`) reaches from the globals,
-// by raw reads only (no metamethod runs in the hook); returns whether it is a function.
+// by raw reads only (no metamethod runs in the hook): a part missing from a table is looked for
+// in its metatable's `__index` when that is a table, as an instance finds its class's methods.
+// Returns whether it is a function.
 static int bk_dbg_push_named(lua_State *L, const char *name) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
     const char *part = name;
     while (lua_istable(L, -1)) {
         size_t n = strcspn(part, ".:");
         lua_pushlstring(L, part, n);
-        lua_rawget(L, -2);
-        lua_remove(L, -2);
+        lua_pushvalue(L, -1);
+        lua_rawget(L, -3);  // table, key, value
+        for (int hop = 0; lua_isnil(L, -1) && hop < BK_DEBUG_INDEX_CHAIN; hop++) {
+            lua_pop(L, 1);
+            if (!lua_getmetatable(L, -2)) {
+                lua_pushnil(L);
+                break;
+            }
+            lua_pushliteral(L, "__index");
+            lua_rawget(L, -2);  // table, key, metatable, __index
+            lua_remove(L, -2);
+            if (!lua_istable(L, -1)) {
+                lua_pop(L, 1);
+                lua_pushnil(L);
+                break;
+            }
+            lua_replace(L, -3);  // __index, key
+            lua_pushvalue(L, -1);
+            lua_rawget(L, -3);
+        }
+        lua_replace(L, -3);  // value, key
+        lua_pop(L, 1);
         if (part[n] == '\0') return lua_isfunction(L, -1);
         part += n + 1;
     }
@@ -740,7 +765,7 @@ static void bk_dbg_on_call(lua_State *L, lua_Debug *ar, bk_debugger *d) {
     }
     const char *names = d->names;
     int count = d->names_count;
-    if (count == 0 || !lua_checkstack(L, 3) || !lua_getinfo(L, "f", ar)) return;
+    if (count == 0 || !lua_checkstack(L, 6) || !lua_getinfo(L, "f", ar)) return;
     int called = lua_gettop(L);
     const char *found = NULL;
     const char *p = names;

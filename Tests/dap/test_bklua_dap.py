@@ -410,6 +410,40 @@ print(alias("b"), pcall(greet, "c"), bk.map({ "d" }, greet)[1])
 
 
 @case
+def function_breakpoints_reach_methods_through_index_tables_and_refuse_names_that_cannot():
+    # An instance finds its class's methods through __index (a table, read raw: no metamethod runs
+    # in the hook); a name with an empty part or a ':' before its last part can reach nothing.
+    path = script("methods.lua", """Account = {}; Account.__index = Account
+Savings = setmetatable({}, { __index = Account }); Savings.__index = Savings
+function Account:deposit(n)
+  self.balance = self.balance + n   -- DEPOSIT
+end
+acct = setmetatable({ balance = 0 }, Savings)
+loop = setmetatable({}, {}); getmetatable(loop).__index = loop
+acct:deposit(5)
+print(acct.balance)
+""")
+    c = adapter()
+    try:
+        c.initialize()
+        seq = c.send("launch", {"program": path})
+        asked = ["acct:deposit", "loop.missing", "a..b", "a.", "a:b.c", ":deposit"]
+        r = c.request("setFunctionBreakpoints", {"breakpoints": [{"name": n} for n in asked]})
+        answers = r["body"]["breakpoints"]
+        check([a["verified"] for a in answers] == [True, True, False, False, False, False], "%r" % answers)
+        check(all("dotted name" in a.get("message", "") for a in answers[2:]), "%r" % answers)
+        c.request("configurationDone")
+        c.response(seq)
+        c.stopped("function breakpoint")
+        check(c.frames()[0]["line"] in (line_of(path, "DEPOSIT") - 1, line_of(path, "DEPOSIT")), "%r" % c.frames()[0])
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+        check("5" in c.output.get("stdout", ""), "%r" % c.output)
+    finally:
+        c.close()
+
+
+@case
 def function_breakpoints_past_4096_bytes_of_names_all_hit():
     # 120 names of about 70 bytes (8 KB): every one is checked, the last as well as the first.
     names = ["handler_%s_%03d" % ("x" * 56, i) for i in range(120)]

@@ -870,15 +870,8 @@ local function entry(reason, detail, line, co, err)
         body.hitBreakpointIds = array({ hitId })
     elseif reason == "function" then
         local id, condition, hitCondition = host.functionBreakpoint(detail)
+        -- The hook matched the called function by identity with the one the name reaches.
         if id == nil then return end
-        -- The name matched the call's; the function must be the one the dotted name reaches.
-        local globals = environmentOf({}, nil)
-        local target = globals
-        for part in string.gmatch(detail, "[^.:]+") do
-            if type(target) ~= "table" then target = nil; break end
-            target = rawget(target, part)
-        end
-        if not rawequal(target, getinfo(levelOf(frames[1].offset), "f").func) then return end
         if not decide(id, condition, hitCondition, nil) then return end
         body.reason = "function breakpoint"
         body.hitBreakpointIds = array({ id })

@@ -96,7 +96,8 @@ final class DebugBreakpoints: @unchecked Sendable {
                     answers.append(.object([("verified", .bool(false)), ("message", .string("a function name has at most 199 bytes"))]))
                     continue
                 }
-                if let problem = DebugBreakpoints.hitConditionProblem(item["hitCondition"]?.string) {
+                if let problem = DebugBreakpoints.functionNameProblem(name)
+                    ?? DebugBreakpoints.hitConditionProblem(item["hitCondition"]?.string) {
                     answers.append(.object([("verified", .bool(false)), ("message", .string(problem))]))
                     continue
                 }
@@ -128,6 +129,19 @@ final class DebugBreakpoints: @unchecked Sendable {
             }
         }
         return ok != 0 ? placed.enumerated().map { asked[$0.offset] > 0 ? $0.element : 0 } : asked
+    }
+
+    /// Why `name` can never reach a function from the globals (an empty part, as in `a..b` or `a.`,
+    /// or a `:` before the last part), or nil. Parts are looked up as they are (any bytes but `.`
+    /// and `:`), so `_G["héllo"]` is reached by `héllo`.
+    static func functionNameProblem(_ name: String) -> String? {
+        let parts = name.utf8.split(omittingEmptySubsequences: false, whereSeparator: { $0 == 46 || $0 == 58 })
+        let colon = name.utf8.firstIndex(of: 58)
+        let colonBeforeLast = colon.map { name.utf8[name.utf8.index(after: $0)...].contains(where: { $0 == 46 || $0 == 58 }) } ?? false
+        guard parts.allSatisfy({ !$0.isEmpty }), !colonBeforeLast else {
+            return "'\(name.prefix(100))' is not a global or dotted name (greet, Shapes.area, Account:deposit)"
+        }
+        return nil
     }
 
     /// Why a hitCondition is not one of the forms the agent counts with (`N`, `= N`, `== N`, `>= N`,
