@@ -99,6 +99,11 @@ func debugListenMain(_ arguments: [String]) -> Int32 {
     var rest = Array(arguments.dropFirst(3))
     let wait = rest.first == "--dap-wait"
     if wait { rest.removeFirst() }
+    // A bad option is refused before the port opens (it ends bklua with the usage, nothing run).
+    let options = CommandLineOptions(["bklua"] + rest)
+    if options.badOption != nil || (options.profileRateIndex != nil && options.profileFile == nil) {
+        return bkluaMain(argv: ["bklua"] + rest)
+    }
     let listener: DebugListener
     do {
         listener = try DebugListener(host: host, port: port)

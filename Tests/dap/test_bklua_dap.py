@@ -1031,10 +1031,14 @@ print("wrap", pcall(CO))
     c = adapter()
     try:
         c.start(path, exceptions=["all"])
-        for _ in range(2):
+        for round in range(2):
             stop = c.stopped("exception")
             frame = c.frames(stop["threadId"])[0]["id"]
+            locals_ref = c.scopes(frame)["Locals"]["variablesReference"]
             c.evaluate("type(CO) == 'thread' and coroutine.close(CO) or CO and pcall(CO)", frame)
+            # The frame is gone with the coroutine: no locals (not getlocal's 'level out of range').
+            r = c.request("variables", {"variablesReference": locals_ref}, ok=False)
+            check(r["success"] and (round == 1 or r["body"]["variables"] == []), "locals of a closed coroutine: %r" % r)
             c.request("continue", {"threadId": stop["threadId"]})
         check(c.finish() == 0, "exit")
         out = c.output.get("stdout", "")

@@ -118,4 +118,12 @@ test("the debugger's options out of their place say where they go", function()
   out, code = run("--dap-listen 0 --time-limit 1 --dap-wait -e 'print(1)'")
   eq(code, 1)
   ok(out:find("'--dap-wait' goes right after --dap-listen's port", 1, true), out)
+  -- Refused before the port opens: nothing says it listens.
+  for _, args in ipairs({ "--dap-listen 0 --dap-wait --dap-wait -e 'print(1)'",
+                          "--dap-listen 0 --profile-rate=50 -e 'print(1)'" }) do
+    out, code = run(args)
+    eq(code, 1, args)
+    ok(not out:find("listening", 1, true), args .. ": " .. out)
+    ok(out:find("--dap-wait' goes right after", 1, true) or out:find("needs --profile", 1, true), args .. ": " .. out)
+  end
 end)

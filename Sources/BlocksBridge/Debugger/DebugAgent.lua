@@ -237,8 +237,14 @@ local function frameInfo(frame, what)
     return info
 end
 
+-- A frame of `failedThread` is gone once an evaluation closed that coroutine (no locals then).
+local function frameGone(frame)
+    return failedThread ~= nil and getinfo(failedThread, frames[frame].offset - 1, "l") == nil
+end
+
 local function frameLocal(frame, i)
     local name, value
+    if frameGone(frame) then return nil end
     if failedThread then
         name, value = getlocal(failedThread, frames[frame].offset - 1, i)
     else
@@ -249,6 +255,7 @@ end
 
 local function frameSetLocal(frame, i, value)
     local name
+    if frameGone(frame) then return nil end
     if failedThread then
         name = setlocal(failedThread, frames[frame].offset - 1, i, value)
     else
