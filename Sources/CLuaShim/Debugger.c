@@ -580,18 +580,15 @@ static void bk_dbg_wrap_protected_calls(lua_State *L, bk_debugger *d) {
 // Calls the agent: agent(reason, detail, line). The agent decides (a condition, a log point) and,
 // when it stops, answers requests until the client resumes; it sets the next step itself.
 // Runs the agent, pushed with its `nargs` arguments above it. The sandbox's limits hold while it
-// runs: the time stopped does not count against --time-limit, and the evaluations' instructions
-// (the debugger's own 5 s limit bounds them) do not count against --instruction-limit.
+// runs: the time stopped does not count against --time-limit (the deadlines' clock stands still,
+// every state's), and the evaluations' instructions (the debugger's own 5 s limit bounds them) do
+// not count against --instruction-limit.
 static void bk_dbg_run_agent(lua_State *L, bk_debugger *d, int nargs) {
     bk_runtime *rt = bk_runtime_of(L);
-    double deadline = rt != NULL ? rt->deadline : 0;
     long long used = rt != NULL ? rt->instructions_used : 0;
     const char *tripped = rt != NULL ? rt->tripped : NULL;
-    if (rt != NULL) {
-        rt->deadline = 0;
-        rt->debugger_stopped++;
-    }
-    bk_limits_hold(1);  // every state's deadline stands still while the agent runs
+    if (rt != NULL) rt->debugger_stopped++;
+    bk_limits_hold(1);
     d->in_agent = 1;
     // No line events on this thread while the agent runs on it: Lua skips the hook calls inside a
     // hook, but still finds every new line of the agent's code (a condition ran 3x slower).
@@ -605,7 +602,6 @@ static void bk_dbg_run_agent(lua_State *L, bk_debugger *d, int nargs) {
     d->eval_deadline = 0;
     d->eval_tripped = 0;
     if (rt != NULL) {
-        rt->deadline = deadline;
         rt->instructions_used = used;
         // An evaluation that ran over the budget ended with its error (an interrupt stays).
         if (tripped == NULL && rt->tripped != NULL && strcmp(rt->tripped, "instruction limit exceeded") == 0) {
