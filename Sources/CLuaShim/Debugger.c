@@ -94,8 +94,9 @@ struct bk_debugger {
     int stop_depth;
     int entry;          // the reason of the next step stop: BK_STOP_STEP, _ENTRY or _PAUSE
     double eval_deadline;
-    int eval_tripped;
-    int eval_interrupted;  // atomic: a pause asked while stopped, for the running evaluation  // the evaluation ran out: every instruction raises until it ends
+    int eval_tripped;      // the evaluation ran out: every instruction raises until it ends
+    int eval_interrupted;  // atomic: a pause asked while stopped, for the running evaluation
+    int holding;           // the agent holds the deadlines' clock for a stop (bk_dbg_native_hold)
     bk_dbg_function functions_seen[BK_DEBUG_FUNCTIONS];
     bk_dbg_memo memos[BK_DEBUG_THREADS];
     // The function breakpoints' names as the Lua thread last copied them (at generation
@@ -580,15 +581,21 @@ static void bk_dbg_wrap_protected_calls(lua_State *L, bk_debugger *d) {
 // Calls the agent: agent(reason, detail, line). The agent decides (a condition, a log point) and,
 // when it stops, answers requests until the client resumes; it sets the next step itself.
 // Runs the agent, pushed with its `nargs` arguments above it. The sandbox's limits hold while it
-// runs: the time stopped does not count against --time-limit (the deadlines' clock stands still,
-// every state's), and the evaluations' instructions (the debugger's own 5 s limit bounds them) do
-// not count against --instruction-limit.
+// runs: no deadline trips inside it (a condition's or a log point's time is the script's, and counts
+// once the agent returns), the time stopped does not count against --time-limit (the agent holds
+// the deadlines' clock, every state's, for a stop: `hold`), and the evaluations' instructions (the
+// debugger's own 5 s limit bounds them) do not count against --instruction-limit.
 static void bk_dbg_run_agent(lua_State *L, bk_debugger *d, int nargs) {
     bk_runtime *rt = bk_runtime_of(L);
+    double deadline = rt != NULL ? rt->deadline : 0;
     long long used = rt != NULL ? rt->instructions_used : 0;
     const char *tripped = rt != NULL ? rt->tripped : NULL;
-    if (rt != NULL) rt->debugger_stopped++;
-    bk_limits_hold(1);
+    if (rt != NULL) {
+        rt->deadline = 0;
+        rt->debugger_stopped++;
+    }
+    int outer_holding = d->holding;
+    d->holding = 0;
     d->in_agent = 1;
     // No line events on this thread while the agent runs on it: Lua skips the hook calls inside a
     // hook, but still finds every new line of the agent's code (a condition ran 3x slower).
@@ -596,12 +603,14 @@ static void bk_dbg_run_agent(lua_State *L, bk_debugger *d, int nargs) {
     bk_profiler_hold(L, 1);  // the agent's work is not the script's: not sampled
     if (bk_pcall(L, nargs, 0, 0) != LUA_OK) lua_pop(L, 1);
     bk_profiler_hold(L, 0);
-    bk_limits_hold(0);
+    if (d->holding) bk_limits_hold(0);  // a stop that ended by an error of the agent's
+    d->holding = outer_holding;
     d->in_agent = 0;
     if (rt != NULL) rt->debugger_stopped--;
     d->eval_deadline = 0;
     d->eval_tripped = 0;
     if (rt != NULL) {
+        rt->deadline = deadline;
         rt->instructions_used = used;
         // An evaluation that ran over the budget ended with its error (an interrupt stays).
         if (tripped == NULL && rt->tripped != NULL && strcmp(rt->tripped, "instruction limit exceeded") == 0) {
@@ -1029,6 +1038,19 @@ static int bk_dbg_native_frozen_contents(lua_State *L) {
     return bk_frozen_contents(L, 1) > 0 ? 1 : 0;
 }
 
+// hold(on): a stop begins (true) or ends (false): the deadlines' clock stands still meanwhile.
+// Conditions and log points are not stops: their time counts (a loop that reaches a log point
+// forever still runs out of --time-limit).
+static int bk_dbg_native_hold(lua_State *L) {
+    bk_debugger *d = lua_touserdata(L, lua_upvalueindex(1));
+    int on = lua_toboolean(L, 1);
+    if (on != d->holding) {
+        d->holding = on;
+        bk_limits_hold(on);
+    }
+    return 0;
+}
+
 static int bk_dbg_pushnatives_protected(lua_State *L) {
     bk_debugger *d = lua_touserdata(L, 1);
     lua_createtable(L, 0, 8);
@@ -1042,6 +1064,9 @@ static int bk_dbg_pushnatives_protected(lua_State *L) {
     lua_pushlightuserdata(L, d);
     lua_pushcclosure(L, bk_dbg_native_step, 1);
     lua_setfield(L, -2, "step");
+    lua_pushlightuserdata(L, d);
+    lua_pushcclosure(L, bk_dbg_native_hold, 1);
+    lua_setfield(L, -2, "hold");
     lua_pushcfunction(L, bk_dbg_native_path);
     lua_setfield(L, -2, "path");
     lua_pushlightuserdata(L, d);

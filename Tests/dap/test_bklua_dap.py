@@ -2001,6 +2001,43 @@ def dap_wait_does_not_count_the_wait_for_a_client_against_the_time_limit():
         c.close()
 
 
+@case
+def conditions_and_log_points_are_not_stops_so_the_time_limit_still_ends_an_endless_loop():
+    # A condition that never holds (or a log point) on an endless loop's line: the loop spends nearly
+    # all its time in the agent, whose time is the script's. It held the deadlines' clock, and the
+    # loop ran forever.
+    path = script("limit_condition.lua", """local x = 0
+while true do
+  x = x + 1                      -- BP
+end
+""")
+    for bp in ({"condition": "x < 0"}, {"logMessage": "{x}"}):
+        bp["line"] = line_of(path, "BP")
+        process, port = listen(path, options=("--time-limit", "1"))
+        c = Client.connect(port, process=process)
+        try:
+            c.initialize()
+            c.request("attach", {})
+            c.configure({path: [bp]})
+            try:
+                status = process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                raise AssertionError("%r: the time limit did not end the loop" % bp)
+            check(status == 1 and "time limit exceeded" in process.stderr.read().decode(), "%r: %r" % (bp, status))
+        finally:
+            c.close()
+
+
+@case
+def dap_listen_without_a_client_ends_when_the_script_does():
+    # It waited a second for a client to leave, when none had come.
+    path = script("no_client.lua", "print('ran')\n")
+    started = time.time()
+    process, _ = listen(path, wait=False)
+    check(process.wait(timeout=20) == 0 and b"ran" in process.stdout.read(), "ran")
+    check(time.time() - started < 0.9, "ended %.2f s after it started" % (time.time() - started))
+
+
 # ---------------------------------------------------------------------------------------------
 # Worker states (bk.worker, the parallelMap pool): a stop there stops that worker only
 

@@ -898,8 +898,10 @@ local function entry(reason, detail, line, co, err)
         exception = { text = body.text, breakMode = reason == "exception-task" and "unhandled" or "always",
                       typeName = type(err) }
     end
+    c.hold(true)  -- a stop's time is not the script's (released below, or by the C side on an error)
     host.stopped(json(body), threadId, threadName)
     serve()
+    c.hold(false)
     refs, frames, failedThread, exception = nil, nil, nil, nil
 end
 

@@ -219,7 +219,8 @@ package final class DebugSession: @unchecked Sendable {
     package func waitForDisconnect(seconds: Double) {
         let deadline = MonotonicClock.now() + UInt64(seconds * 1e9)
         lock.withLock {
-            while !connectionEnded && MonotonicClock.now() < deadline { lock.wait(until: deadline) }
+            // No client ever connected: nobody to wait for (bklua --dap-listen ended a second late).
+            while transport != nil && !connectionEnded && MonotonicClock.now() < deadline { lock.wait(until: deadline) }
         }
     }
 
