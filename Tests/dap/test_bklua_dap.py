@@ -1862,7 +1862,7 @@ print("end")
         # A long key's name is clipped as values are, and setVariable still finds it.
         ref = c.locals(c.frames()[0]["id"])["keys"]["variablesReference"]
         (key,) = c.variables(ref)
-        check(len(key["name"]) < 1000 and key["name"].startswith("kkk") and key["name"].endswith("..."), "name of %d chars" % len(key["name"]))
+        check(len(key["name"]) < 1000 and key["name"].startswith('["kkk') and key["name"].endswith('..."]'), "name of %d chars" % len(key["name"]))
         c.request("setVariable", {"variablesReference": ref, "name": key["name"], "value": "7"})
         check(c.evaluate("keys[string.rep('k', 100000)]")["result"] == "7", "set through the clipped name")
         c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
@@ -1997,6 +1997,37 @@ def dap_wait_does_not_count_the_wait_for_a_client_against_the_time_limit():
         c.configure({})
         check(process.wait(timeout=20) == 0, "the script ran within its limit: %r" % process.stderr.read())
         check("done\t5000050000" in process.stdout.read().decode(), "its output")
+    finally:
+        c.close()
+
+
+@case
+def each_key_of_a_table_has_a_name_of_its_own_and_set_variable_writes_that_key():
+    # 1 and "[1]", a newline and a backslash-n, long keys alike in their first 400 bytes: they showed
+    # under one name, and setVariable by it wrote the other key.
+    path = script("key_names.lua", """local t = {[1] = "int", ["[1]"] = "str", ["a\\n"] = "newline", ["a\\\\n"] = "backslash",
+  [string.rep("a", 450) .. "X"] = "X", [string.rep("a", 450) .. "Y"] = "Y", plain = "p"}
+local stop = 1                       -- BP
+print(t[1], t["[1]"], t["a\\n"], t["a\\\\n"], t[string.rep("a", 450) .. "X"], t[string.rep("a", 450) .. "Y"], t.plain)
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "BP")]})
+        stop = c.stopped("breakpoint")
+        ref = c.locals(c.frames(stop["threadId"])[0]["id"])["t"]["variablesReference"]
+        kids = {k["name"]: k["value"] for k in c.variables(ref)}
+        check(len(kids) == 7, "a name each: %r" % sorted(n[:12] for n in kids))
+        check(kids.get("plain") == '"p"' and kids.get("[1]") == '"int"' and kids.get('["[1]"]') == '"str"', "%r" % kids)
+        check(kids.get('["a\\n"]') == '"newline"' and kids.get('["a\\\\n"]') == '"backslash"', "%r" % kids)
+        for name, value in (("[1]", "1"), ('["[1]"]', "2"), ('["a\\n"]', "3"), ('["a\\\\n"]', "4"), ("plain", "7")):
+            c.request("setVariable", {"variablesReference": ref, "name": name, "value": value})
+        longs = sorted((n, v) for n, v in kids.items() if n.startswith('["aaaa'))
+        check(len(longs) == 2, "%r" % longs)
+        for i, (name, value) in enumerate(longs):
+            c.request("setVariable", {"variablesReference": ref, "name": name, "value": str(5 + (value == '"Y"'))})
+        c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0, "exit")
+        check("1\t2\t3\t4\t5\t6\t7" in c.output.get("stdout", ""), "%r" % c.output)
     finally:
         c.close()
 
@@ -2376,10 +2407,10 @@ local here = 1   -- HERE
         check(took < 5 and len(first) == 100 and first[0]["name"] == "h1" and len(last) == 10,
               "1e6 keys: %.2f s, %r ... %r" % (took, first[:2], last[-1:]))
         print("     (first page of a 1e6-key dictionary: %.2f s)" % took)
-        # Key names as string values show: control bytes escaped, long ones clipped.
+        # Key names that are not identifiers are quoted: control bytes escaped, long ones clipped.
         odd = {v["name"] for v in c.variables(local["odd"]["variablesReference"])}
-        check("a\\0b\\1c\\n" in odd, "control bytes shown escaped: %r" % odd)
-        check(max(len(n) for n in odd) <= 403, "a long key clipped: %r" % [len(n) for n in odd])
+        check('["a\\0b\\1c\\n"]' in odd, "control bytes shown escaped: %r" % odd)
+        check(max(len(n) for n in odd) <= 407, "a long key clipped: %r" % [len(n) for n in odd])
         c.request("continue", {"threadId": 1})
         check(c.finish() == 0, "exit")
     finally:

@@ -479,11 +479,28 @@ function handlers.scopes(args)
     return { scopes = scopes }
 end
 
+-- A key as a child's name, one per key (setVariable finds the key by it): an identifier as it is,
+-- another string clipped and quoted, its quotes, backslashes and control bytes escaped (the string
+-- "[1]" was shown as the integer 1 was, "a\n" as "a" and a newline were), anything else in brackets.
 local function keyName(k)
-    -- Clipped and escaped as a string value is (setVariable finds the key by this name).
-    if type(k) == "string" then return readable(k, 400) end
-    if type(k) == "number" then return "[" .. describe(k) .. "]" end
+    if type(k) == "string" then
+        if #k <= 400 and match(k, "^[%a_][%w_]*$") then return k end
+        return '["' .. gsub(clip(k, 400), '[%c"\\]', function(ch) return escapes[ch] or format("\\%d", byte(ch)) end) .. '"]'
+    end
     return "[" .. describe(k) .. "]"
+end
+
+-- `name`, or, when another key of the table already goes by it (clipped keys alike), `name (2)`...
+local function uniqueName(keys, name, k)
+    local taken = keys[name]
+    if taken == nil or rawequal(taken, k) then return name end
+    local i = 2
+    while true do
+        local numbered = name .. " (" .. i .. ")"
+        taken = keys[numbered]
+        if taken == nil or rawequal(taken, k) then return numbered end
+        i = i + 1
+    end
 end
 
 -- A table's named children: its keys but the list positions a client pages by index (1..n when
@@ -528,7 +545,7 @@ local function tableChildren(t, args, entry, mt)
     local last = count > 0 and math.min(#keys + 1, start + count) or #keys + 1  -- + 1: the metatable
     for i = start + 1, math.min(last, #keys) do
         local k = keys[i]
-        local name = keyName(k)
+        local name = uniqueName(entry.keys, keyName(k), k)
         entry.keys[name] = k
         list[#list + 1] = variable(name, rawget(t, k))
     end
