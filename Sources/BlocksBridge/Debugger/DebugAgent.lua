@@ -485,7 +485,8 @@ end
 local function keyName(k)
     if type(k) == "string" then
         if #k <= 400 and match(k, "^[%a_][%w_]*$") then return k end
-        return '["' .. gsub(clip(k, 400), '[%c"\\]', function(ch) return escapes[ch] or format("\\%d", byte(ch)) end) .. '"]'
+        local quoted = gsub(clip(k, 400), '[%c"\\]', function(ch) return escapes[ch] or format("\\%d", byte(ch)) end)
+        return '["' .. quoted .. '"]'
     end
     return "[" .. describe(k) .. "]"
 end
