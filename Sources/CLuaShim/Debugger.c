@@ -498,22 +498,29 @@ static void bk_dbg_forget_shown(lua_State *L, lua_State *thread) {
 // as Lua's do (lua_pcallk from the C function the script called), so `error(msg, 2)` names the same
 // level and nested pcalls take the same C stack.
 static const char bk_dbg_wrapped_key = 0;   // registry[&key] = true once the globals are wrapped
-static const char bk_dbg_handling_key = 0;  // registry[&key] = true while a script's handler runs
+static const char bk_dbg_retrying_key = 0;  // registry[&key] = the xpcall handler Lua calls again
 
+// pcall's message handler, and xpcall's (a closure per call: upvalue 1 the script's handler, 2 whether
+// it was called). A handler that raises is called again for its own error, up to a hundred times or
+// so, until Lua gives up: those calls are no stops, nor is any error raised while they run (a pcall
+// in the handler). The closure marks itself as retrying; its own xpcall's end clears the mark, and
+// nothing else (a pcall in the handler cleared a flag for the whole state, and every retry stopped).
 static int bk_dbg_caught(lua_State *L) {
     lua_settop(L, 1);
-    // A handler that raises is called again for its own error, until Lua gives up: one stop.
-    int handling = lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_dbg_handling_key) != LUA_TNIL;
+    int xpcall = !lua_isnone(L, lua_upvalueindex(1));
+    int retrying = lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_dbg_retrying_key) != LUA_TNIL;
     lua_pop(L, 1);
-    if (!handling) bk_debugger_exception(L, 0);
-    if (lua_isnone(L, lua_upvalueindex(1))) return 1;
+    int again = xpcall && lua_toboolean(L, lua_upvalueindex(2));
+    if (!retrying && !again) bk_debugger_exception(L, 0);
+    if (!xpcall) return 1;
+    lua_Debug self;
+    if (again && !retrying && lua_getstack(L, 0, &self) && lua_getinfo(L, "f", &self))
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_dbg_retrying_key);
     lua_pushboolean(L, 1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_dbg_handling_key);
+    lua_replace(L, lua_upvalueindex(2));
     lua_pushvalue(L, lua_upvalueindex(1));  // xpcall's own handler, with the value unchanged
     lua_insert(L, 1);
     lua_call(L, 1, 1);
-    lua_pushnil(L);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_dbg_handling_key);
     return 1;
 }
 
@@ -521,8 +528,15 @@ static int bk_dbg_caught(lua_State *L) {
 static int bk_dbg_finish_pcall(lua_State *L, int status, lua_KContext extra) {
     bk_dbg_forget_shown(L, L);
     if (status != LUA_OK && status != LUA_YIELD) {
-        lua_pushnil(L);  // a handler that raised left the flag on: the error is handled now
-        lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_dbg_handling_key);
+        // The end of the xpcall whose handler was being retried (its closure is slot 2).
+        if (extra == 2 && lua_checkstack(L, 2)) {
+            lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_dbg_retrying_key);
+            if (lua_rawequal(L, -1, 2)) {
+                lua_pushnil(L);
+                lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_dbg_retrying_key);
+            }
+            lua_pop(L, 1);
+        }
         lua_pushboolean(L, 0);
         lua_pushvalue(L, -2);
         return 2;
@@ -544,7 +558,8 @@ static int bk_dbg_xpcall(lua_State *L) {
     int n = lua_gettop(L);
     luaL_checktype(L, 2, LUA_TFUNCTION);
     lua_pushvalue(L, 2);
-    lua_pushcclosure(L, bk_dbg_caught, 1);
+    lua_pushboolean(L, 0);  // not called yet
+    lua_pushcclosure(L, bk_dbg_caught, 2);
     lua_replace(L, 2);      // f, handler, args...
     lua_pushboolean(L, 1);  // the first result when no error
     lua_pushvalue(L, 1);
