@@ -454,8 +454,14 @@ static int bk_auxresume(lua_State *L, lua_State *co, int narg) {
     }
     bk_runtime *rt = bk_runtime_of(co);
     if (rt != NULL) bk_hub_prepare(co, rt);
-    if (rt != NULL && rt->hook_clients[BK_HOOK_DEBUGGER].fn != NULL)
-        bk_debugger_resume_starting(L, co, rt->hook_clients[BK_HOOK_DEBUGGER].context);
+    // Whether co runs (suspended, or not started: at its base level with its function), or
+    // lua_resume refuses it (running, normal, dead) without running it: the debugger then has
+    // nothing to hear of (no step goes into it, and the refusal is no error of co's).
+    lua_Debug probe;
+    int runs = lua_status(co) == LUA_YIELD ||
+               (lua_status(co) == LUA_OK && !lua_getstack(co, 0, &probe) && lua_gettop(co) > 0);
+    int debugged = runs && rt != NULL && rt->hook_clients[BK_HOOK_DEBUGGER].fn != NULL;
+    if (debugged) bk_debugger_resume_starting(L, co, rt->hook_clients[BK_HOOK_DEBUGGER].context);
     lua_xmove(L, co, narg);
     int nres;
     lua_State *previous = bk_running;
@@ -480,7 +486,7 @@ static int bk_auxresume(lua_State *L, lua_State *co, int narg) {
     } else {
         lua_xmove(co, L, 1);
     }
-    if (rt != NULL && rt->hook_clients[BK_HOOK_DEBUGGER].fn != NULL)
+    if (debugged && rt->hook_clients[BK_HOOK_DEBUGGER].fn != NULL)
         bk_debugger_resume_ended(L, co, r < 0 ? status : LUA_OK, rt->hook_clients[BK_HOOK_DEBUGGER].context);
     return r;
 }

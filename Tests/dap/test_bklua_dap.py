@@ -1083,6 +1083,36 @@ print("inner", xpcall(function() error("second") end, function(e) pcall(error, "
 
 
 @case
+def a_resume_lua_refuses_is_no_error_of_the_coroutine():
+    # Resuming the running main thread, a normal coroutine or a dead one: resume returns false and a
+    # message, but no coroutine died. They stopped post mortem, in a made-up thread for main.
+    path = script("resume_refused.lua", """local main = coroutine.running()
+print("1", coroutine.resume(main))
+local A
+local B = coroutine.create(function() print("2", coroutine.resume(A)) end)
+A = coroutine.create(function() coroutine.resume(B) end)
+coroutine.resume(A)
+print("3", coroutine.resume(A))
+local dies = coroutine.create(function() error("died") end)
+print("4", coroutine.resume(dies))
+print("5", coroutine.resume(dies))
+""")
+    c = adapter()
+    try:
+        c.start(path, exceptions=["all"])
+        stop = c.stopped("exception")  # the one coroutine that dies: "died", in its own thread
+        info = c.request("exceptionInfo", {"threadId": stop["threadId"]})["body"]
+        check(stop["threadId"] != 1 and "died" in info["description"], "%r %r" % (stop, info))
+        c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0, "exit")
+        out = c.output.get("stdout", "")
+        check(out.count("cannot resume") == 4 and "4\tfalse" in out, "%r" % out)
+        check(len([e for e in c.seen if e["event"] == "stopped"]) == 1, "one stop: %r" % [e for e in c.seen if e["event"] == "stopped"])
+    finally:
+        c.close()
+
+
+@case
 def an_error_the_bridge_reported_is_a_new_error_when_raised_again():
     # An observer's error is caught and reported by the bridge (the loop goes on): the same message
     # raised again, by the observer or by the script, stops again.
