@@ -199,14 +199,16 @@ static int bk_code_read_protected(lua_State *S) {
     for (size_t i = 0; i < size; i++) lines += text[i] == '\n';
     if (size > 0 && text[size - 1] != '\n') lines++;
     code->file_lines = lines;
-    // A first line starting with '#' is skipped, as luaL_loadfile does (its newline kept).
+    // A UTF-8 byte order mark, then a first line starting with '#', are skipped, as luaL_loadfile
+    // does (the line's newline kept: the lines keep their numbers).
     luaL_Buffer chunkname;
     luaL_buffinit(S, &chunkname);
     luaL_addchar(&chunkname, '@');
     luaL_addstring(&chunkname, path);
     luaL_pushresult(&chunkname);
     size_t skip = 0;
-    if (size > 0 && text[0] == '#') {
+    if (size >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) skip = 3;
+    if (skip < size && text[skip] == '#') {
         while (skip < size && text[skip] != '\n') skip++;
     }
     // Text only: a binary chunk's bytecode is not checked by Lua's loader (a forged one can crash it).

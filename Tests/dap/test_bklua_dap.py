@@ -2574,5 +2574,44 @@ print(f(), M.twice(2))  -- PRINT
         c.close()
 
 
+
+@case
+def a_script_starting_with_a_byte_order_mark_gets_its_breakpoints_placed():
+    # Lua's loader skips a UTF-8 BOM (and then a '#' line); the placement's compile did not, failed,
+    # and kept a breakpoint on a comment line where it never stops.
+    path = script("bom.lua", "")
+    with open(path, "wb") as f:
+        f.write(b"\xef\xbb\xbf#!/usr/bin/env bklua\nlocal x = 1\n-- a comment\nx = x + 1  -- AFTER\nprint(x)\n")
+    c = adapter()
+    try:
+        _, answers = c.start(path, breakpoints={path: [3]})
+        (b,) = answers[path]["breakpoints"]
+        check(b["verified"] and b.get("line") == 4 and "moved" in b.get("message", ""), "%r" % b)
+        stop = c.stopped("breakpoint")
+        check(c.frames(stop["threadId"])[0]["line"] == 4, "stopped at the line with code")
+        c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0 and "2" in c.output.get("stdout", ""), "%r" % c.output)
+    finally:
+        c.close()
+
+
+@case
+def a_breakpoint_in_a_file_that_does_not_compile_keeps_its_line_and_says_so():
+    # A file being edited (a syntax error now): nothing to place by, and the answer says it.
+    broken = script("broken.lua", "local x = \n-- comment\nprint(x\n")
+    c = adapter()
+    try:
+        c.initialize()
+        seq = c.send("launch", {"program": broken})
+        r = c.request("setBreakpoints", {"source": {"path": broken}, "breakpoints": [{"line": 2}]})
+        (b,) = r["body"]["breakpoints"]
+        check(b["verified"] and b.get("line") == 2 and "cannot be read or compiled" in b.get("message", ""), "%r" % b)
+        c.request("configurationDone")
+        c.response(seq)
+        check(c.finish() != 0, "the script does not compile")
+    finally:
+        c.close()
+
+
 if __name__ == "__main__":
     run_cases()

@@ -38,7 +38,7 @@ final class DebugBreakpoints: @unchecked Sendable {
             guard let asked = item["line"]?.int, asked < Int.max, case let line = asked + 1 - lineBase, line > 0 else { return 0 }
             return Int32(clamping: line)
         }
-        let placed = DebugBreakpoints.place(asked, in: normal)
+        let (placed, checked) = DebugBreakpoints.place(asked, in: normal)
         var byLine: [Int: Entry] = [:]
         var answers: [JSONValue] = []
         lock.withLock {
@@ -68,6 +68,8 @@ final class DebugBreakpoints: @unchecked Sendable {
                                                      ("line", .number(Double(at - 1 + lineBase)))]
                 if at != line {
                     answer.append(("message", .string("moved from line \(line - 1 + lineBase) to the next line with code")))
+                } else if !checked {
+                    answer.append(("message", .string("not checked for code: the file cannot be read or compiled now")))
                 }
                 answers.append(.object(answer))
             }
@@ -120,15 +122,15 @@ final class DebugBreakpoints: @unchecked Sendable {
     /// Where breakpoints asked at Lua lines `asked` (0: none) stop in the file `path`: the line
     /// itself, the next line with code, 0 (none after it in its function), -1 (past the end). A
     /// file that cannot be read or compiled now (it may exist only later, or be a host's chunk
-    /// name) keeps the lines asked.
-    static func place(_ asked: [Int32], in path: String) -> [Int32] {
+    /// name) keeps the lines asked (`checked` false).
+    static func place(_ asked: [Int32], in path: String) -> (placed: [Int32], checked: Bool) {
         var placed = asked
         let ok = asked.withUnsafeBufferPointer { asked in
             placed.withUnsafeMutableBufferPointer { placed in
                 bk_debugger_place_lines(path, asked.baseAddress, Int32(asked.count), placed.baseAddress)
             }
         }
-        return ok != 0 ? placed.enumerated().map { asked[$0.offset] > 0 ? $0.element : 0 } : asked
+        return ok != 0 ? (placed.enumerated().map { asked[$0.offset] > 0 ? $0.element : 0 }, true) : (asked, false)
     }
 
     /// Why `name` can never reach a function from the globals (an empty part, as in `a..b` or `a.`,
