@@ -683,7 +683,9 @@ static void bk_dbg_on_line(lua_State *L, lua_Debug *ar, bk_debugger *d) {
         int stop = step_mode == BK_STEP_IN;
         if (!stop) {  // depth <= step_depth (over) or < (out)
             int depth = bk_dbg_step_depth_compare(L, d, ar->i_ci);
-            stop = step_mode == BK_STEP_OVER ? depth <= 0 : depth < 0;
+            // Once the stepped frame has returned, a function its caller calls next on the same
+            // line (`f() + g()`) runs at its depth: only the caller's lines stop a next then.
+            stop = step_mode == BK_STEP_OVER && !d->step_returned ? depth <= 0 : depth < 0;
             // At the stepped depth but in another function: the stepped one tail-called it (Lua
             // reuses the frame), which ends it as a return does: the step goes on as a stepOut.
             if (stop && depth == 0 && step_mode == BK_STEP_OVER && !d->step_returned && d->step_source != NULL &&

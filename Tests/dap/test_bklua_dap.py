@@ -152,6 +152,34 @@ def an_error_the_script_does_not_catch_fails_the_run():
 
 
 @case
+def next_from_a_functions_last_line_stops_in_its_caller_not_in_the_next_call_on_that_line():
+    # f returns and its caller calls g on the same line: g runs at f's depth (in its CallInfo), and
+    # next stopped inside g, though the stepped function had returned.
+    path = script("return_sibling.lua", """local function f()
+  return 1                        -- BP
+end
+local function g()
+  local y = 2                     -- G1
+  return y
+end
+local v = f() + g()               -- CALLER
+print(v)                          -- AFTER
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "BP")]})
+        c.stopped("breakpoint")
+        c.step("next")
+        c.stopped("step")
+        line = c.frames()[0]["line"]
+        check(line in (line_of(path, "CALLER"), line_of(path, "AFTER")), "stopped at line %d (G1 is %d)" % (line, line_of(path, "G1")))
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
 def step_in_enters_a_function_and_step_over_does_not():
     path = script("steps.lua", """local function inner(x)
   return x * 2      -- INNER
