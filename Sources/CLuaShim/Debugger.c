@@ -621,6 +621,12 @@ static void bk_dbg_run_agent(lua_State *L, bk_debugger *d, int nargs) {
     if (d->holding) bk_limits_hold(0);  // a stop that ended by an error of the agent's
     d->holding = outer_holding;
     d->in_agent = 0;
+    // A pause asked while a condition or a log point ran (no stop): it stops at the script's next
+    // count event (the poke that asked for it may have been spent inside the agent).
+    if (__atomic_load_n(&d->pause_requested, __ATOMIC_RELAXED) && rt != NULL) {
+        __atomic_store_n(&rt->hook_poked, 1, __ATOMIC_RELAXED);
+        bk_hook_count_soon(L);
+    }
     if (rt != NULL) rt->debugger_stopped--;
     d->eval_deadline = 0;
     d->eval_tripped = 0;
@@ -854,7 +860,6 @@ static void bk_dbg_hook(lua_State *L, lua_Debug *ar, void *context) {
         // runs too long or that the client interrupts (pause).
         if (ar->event == LUA_HOOKCOUNT && d->eval_deadline > 0 &&
             (d->eval_tripped || bk_dbg_now() > d->eval_deadline ||
-             __atomic_exchange_n(&d->pause_requested, 0, __ATOMIC_RELAXED) ||
              __atomic_exchange_n(&d->eval_interrupted, 0, __ATOMIC_RELAXED))) {
             // From now on every instruction raises (count events by 1, as the limits' `tripped`),
             // until the agent ends the evaluation: code that catches the error cannot go on.
@@ -987,7 +992,6 @@ static int bk_dbg_native_evaluating(lua_State *L) {
     lua_Number seconds = luaL_checknumber(L, 1);
     d->eval_deadline = seconds > 0 ? bk_dbg_now() + seconds : 0;
     d->eval_tripped = 0;
-    __atomic_store_n(&d->pause_requested, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&d->eval_interrupted, 0, __ATOMIC_RELAXED);
     // Count events only while an evaluation runs: an endless one must be stopped.
     d->attached_mask = bk_dbg_wanted_mask(d) | (seconds > 0 ? LUA_MASKCOUNT : 0);
@@ -1065,6 +1069,9 @@ static int bk_dbg_native_hold(lua_State *L) {
         d->holding = on;
         bk_limits_hold(on);
     }
+    // A pause asked as the stop begins is answered by it (one asked while stopped ends the running
+    // evaluation instead: bk_debugger_interrupt_evaluation).
+    if (on) __atomic_store_n(&d->pause_requested, 0, __ATOMIC_RELAXED);
     return 0;
 }
 

@@ -2093,6 +2093,32 @@ print(t[1], t["[1]"], t["a\\n"], t["a\\\\n"], t[string.rep("a", 450) .. "X"], t[
 
 
 @case
+@needs_a_poke_in_a_lua_loop
+def a_pause_while_a_condition_or_log_point_runs_is_a_pause_stop():
+    # The condition's evaluation took the pause (it ended "evaluation stopped ... or was paused"): a
+    # breakpoint stop for a failed condition came instead, and after a log point no stop at all.
+    path = script("pause_cond.lua", """function SLOW() local t = os.clock() while os.clock() - t < 0.05 do end return false end
+local x = 0
+while true do
+  x = x + 1                      -- BP
+end
+""")
+    for bp in ({"condition": "SLOW()"}, {"logMessage": "{SLOW()}"}):
+        bp["line"] = line_of(path, "BP")
+        c = adapter()
+        try:
+            c.start(path, breakpoints={path: [bp]})
+            time.sleep(0.5)
+            c.request("pause", {"threadId": 1})
+            stop = c.stopped(timeout=10)
+            check(stop["reason"] == "pause", "%r: %r" % (bp, stop))
+            check("evaluation stopped" not in c.output.get("console", ""), "%r: %r" % (bp, c.output.get("console", "")[-300:]))
+            c.request("disconnect", {})
+        finally:
+            c.close()
+
+
+@case
 def conditions_and_log_points_are_not_stops_so_the_time_limit_still_ends_an_endless_loop():
     # A condition that never holds (or a log point) on an endless loop's line: the loop spends nearly
     # all its time in the agent, whose time is the script's. It held the deadlines' clock, and the
