@@ -1598,12 +1598,13 @@ print("n", n)
         line = line_of(path, "BP")
         c.initialize()
         seq = c.send("launch", {"program": path})
-        asked = ["abc", "% 0", "2.5", "0x2", ">= 3"]
+        asked = ["abc", "% 0", "2.5", "0x2", "0", "< 1", "<= 0", "% 9223372036854775807", ">= 3"]
         r = c.request("setBreakpoints", {"source": {"path": path},
                                          "breakpoints": [{"line": line, "hitCondition": h} for h in asked]})
         answers = r["body"]["breakpoints"]
-        check([a["verified"] for a in answers] == [False, False, False, False, True], "%r" % answers)
+        check([a["verified"] for a in answers] == [False] * 7 + [True, True], "%r" % answers)
         check(all("expected N" in a.get("message", "") for a in answers[:4]), "%r" % answers)
+        check(all("never holds" in a.get("message", "") for a in answers[4:7]), "%r" % answers)
         r = c.request("setFunctionBreakpoints", {"breakpoints": [{"name": "f" * 250}, {"name": "g", "hitCondition": "x"}]})
         answers = r["body"]["breakpoints"]
         check(not answers[0]["verified"] and "199 bytes" in answers[0]["message"], "%r" % answers[0])

@@ -160,10 +160,14 @@ final class DebugBreakpoints: @unchecked Sendable {
         while let b = bytes.first, "<>=%".utf8.contains(b) { op.append(b); bytes.removeFirst() }
         while let b = bytes.first, spaces.contains(b) { bytes.removeFirst() }
         let opText = String(decoding: op, as: UTF8.self)
-        let number = bytes.count <= 18 && !bytes.isEmpty && bytes.allSatisfy({ $0 >= 48 && $0 <= 57 })
+        let number = bytes.count <= 19 && !bytes.isEmpty && bytes.allSatisfy({ $0 >= 48 && $0 <= 57 })
             ? Int(String(decoding: bytes, as: UTF8.self)) : nil
         guard ["", "=", "==", ">=", ">", "<", "<=", "%"].contains(opText), let number, opText != "%" || number > 0 else {
             return "hit condition '\(text.prefix(100))': expected N, >= N, > N, < N, <= N or % N (N a whole number, above 0 after %)"
+        }
+        // Hits are counted from 1: these never hold (they would never stop, without a word).
+        if (["", "=", "=="].contains(opText) && number == 0) || (opText == "<" && number <= 1) || (opText == "<=" && number == 0) {
+            return "hit condition '\(text.prefix(100))' never holds: hits are counted from 1"
         }
         return nil
     }
