@@ -459,6 +459,11 @@ static int bk_dbg_shown(lua_State *L, lua_State *thread, int index) {
     if (!same) return 0;
     lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_dbg_shown_value_key);
     same = lua_rawequal(L, -1, index);
+    // error(0/0): NaN is not equal to itself, but it is the same error raised once.
+    if (!same && lua_type(L, -1) == LUA_TNUMBER && lua_type(L, index) == LUA_TNUMBER) {
+        lua_Number a = lua_tonumber(L, -1), b = lua_tonumber(L, index);
+        same = a != a && b != b;
+    }
     lua_pop(L, 1);
     return same;
 }

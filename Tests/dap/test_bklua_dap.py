@@ -1044,6 +1044,22 @@ def exception_stops(c, limit=12):
 
 
 @case
+def a_nan_raised_as_an_error_stops_once():
+    # NaN is not equal to itself: the record of the error shown compared it raw, and the wrap's call
+    # stopped again for the error its coroutine had stopped at.
+    path = script("nan_error.lua", """print("nan", pcall(coroutine.wrap(function() error(0/0) end)))
+print("table", pcall(coroutine.wrap(function() error({}) end)))
+""")
+    c = adapter()
+    try:
+        c.start(path, exceptions=["all"])
+        seen, code = exception_stops(c)
+        check(code == 0 and len(seen) == 2, "one stop each: %r" % seen)
+    finally:
+        c.close()
+
+
+@case
 def closing_the_dead_coroutine_at_its_error_stop_leaves_resume_its_error():
     # The stop comes inside coroutine.resume and wrap; an evaluation there may close the coroutine.
     path = script("close_at_stop.lua", """local co = coroutine.create(function(a)
