@@ -90,6 +90,7 @@ struct bk_debugger {
     // at its depth is one it tail-called.
     const char *step_source;
     int step_linedefined;
+    int step_tail;  // the stepped frame was itself entered by a tail call
     const void *step_ci;  // the stepped frame's CallInfo (it stands for its depth), or NULL
     int stop_depth;
     int entry;          // the reason of the next step stop: BK_STOP_STEP, _ENTRY or _PAUSE
@@ -699,8 +700,11 @@ static void bk_dbg_on_line(lua_State *L, lua_Debug *ar, bk_debugger *d) {
             stop = step_mode == BK_STEP_OVER && !d->step_returned ? depth <= 0 : depth < 0;
             // At the stepped depth but in another function: the stepped one tail-called it (Lua
             // reuses the frame), which ends it as a return does: the step goes on as a stepOut.
+            // The same function tail-calling itself (`return f(n - 1)`) shows as a tail call where
+            // the stepped frame was not one.
             if (stop && depth == 0 && step_mode == BK_STEP_OVER && !d->step_returned && d->step_source != NULL &&
-                (ar->source != d->step_source || ar->linedefined != d->step_linedefined)) {
+                (ar->source != d->step_source || ar->linedefined != d->step_linedefined ||
+                 (!d->step_tail && lua_getinfo(L, "t", ar) && ar->istailcall))) {
                 __atomic_store_n(&d->step_mode, BK_STEP_OUT, __ATOMIC_RELAXED);
                 stop = 0;
             }
@@ -970,11 +974,12 @@ static int bk_dbg_native_step(lua_State *L) {
     d->step_ci = NULL;
     lua_Debug frame;  // the stopped function: stop_depth levels up from the bottom
     int level = bk_dbg_depth(L) - d->stop_depth;
-    if (mode != BK_STEP_NONE && level >= 0 && lua_getstack(L, level, &frame) && lua_getinfo(L, "S", &frame)) {
+    if (mode != BK_STEP_NONE && level >= 0 && lua_getstack(L, level, &frame) && lua_getinfo(L, "St", &frame)) {
         d->step_ci = frame.i_ci;
         if (mode == BK_STEP_OVER) {
             d->step_source = frame.source;
             d->step_linedefined = frame.linedefined;
+            d->step_tail = frame.istailcall;
         }
     }
     return 0;

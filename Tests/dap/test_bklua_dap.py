@@ -180,6 +180,33 @@ print(v)                          -- AFTER
 
 
 @case
+def next_over_a_tail_call_of_the_same_function_stops_in_the_caller():
+    # f tail-calling itself looked like the stepped frame going on (same source and first line):
+    # next stopped at the callee's first line.
+    path = script("self_tail.lua", """local function f(n)
+  if n == 0 then return "done" end  -- F1
+  local m = n - 1
+  return f(m)                       -- BP
+end
+local r = f(3)                      -- CALLER
+print("r", r)                       -- AFTER
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "BP")]})
+        c.stopped("breakpoint")
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        c.step("next")
+        c.stopped("step")
+        line = c.frames()[0]["line"]
+        check(line in (line_of(path, "CALLER"), line_of(path, "AFTER")), "stopped at line %d (F1 is %d)" % (line, line_of(path, "F1")))
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
 def step_in_enters_a_function_and_step_over_does_not():
     path = script("steps.lua", """local function inner(x)
   return x * 2      -- INNER
