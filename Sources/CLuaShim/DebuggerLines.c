@@ -194,10 +194,14 @@ static int bk_code_read_protected(lua_State *S) {
     const char *path = lua_tostring(S, 2);
     size_t size;
     const char *text = lua_tolstring(S, 3, &size);
-    // The file's lines, as an editor counts them.
+    // The file's lines, as Lua's lexer counts them: \n, \r, \r\n and \n\r each end one.
     int lines = 0;
-    for (size_t i = 0; i < size; i++) lines += text[i] == '\n';
-    if (size > 0 && text[size - 1] != '\n') lines++;
+    for (size_t i = 0; i < size; i++) {
+        if (text[i] != '\n' && text[i] != '\r') continue;
+        lines++;
+        if (i + 1 < size && (text[i + 1] == '\n' || text[i + 1] == '\r') && text[i + 1] != text[i]) i++;
+    }
+    if (size > 0 && text[size - 1] != '\n' && text[size - 1] != '\r') lines++;
     code->file_lines = lines;
     // A UTF-8 byte order mark, then a first line starting with '#', are skipped, as luaL_loadfile
     // does (the line's newline kept: the lines keep their numbers).
@@ -277,12 +281,16 @@ static int bk_code_place(const bk_code *code, int line) {
     return 0;
 }
 
+// The biggest file placed by (bigger ones keep the lines asked).
+#define BK_DEBUG_PLACE_MAX_BYTES (64 << 20)
+
 int bk_debugger_place_lines(const char *path, const int *asked, int count, int *placed) {
     // A regular file only: opening a FIFO (or a device) would block the transport's thread.
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat info;
     if (fd < 0) return 0;
-    if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    // Nor a file bigger than any script (a sparse file of gigabytes was read up to a cap meanwhile).
+    if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_size > BK_DEBUG_PLACE_MAX_BYTES) {
         close(fd);
         return 0;
     }
@@ -296,7 +304,7 @@ int bk_debugger_place_lines(const char *path, const int *asked, int count, int *
     for (;;) {
         if (size == capacity) {
             capacity = capacity ? capacity * 2 : 65536;
-            if (capacity > ((size_t)1 << 30)) break;  // no script is that big: not placed
+            if (capacity > (size_t)BK_DEBUG_PLACE_MAX_BYTES * 2) break;  // it grew since fstat
             char *grown = realloc(text, capacity);
             if (grown == NULL) break;
             text = grown;

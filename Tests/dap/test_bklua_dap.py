@@ -2704,6 +2704,20 @@ def a_breakpoint_in_a_file_that_does_not_compile_keeps_its_line_and_says_so():
         r = c.request("setBreakpoints", {"source": {"path": broken}, "breakpoints": [{"line": 2}]})
         (b,) = r["body"]["breakpoints"]
         check(b["verified"] and b.get("line") == 2 and "cannot be read or compiled" in b.get("message", ""), "%r" % b)
+        # A file bigger than any script (sparse, 2 GB) is not read at all: it was, up to 1 GB.
+        huge = script("huge.lua", "")
+        os.truncate(huge, 2 << 30)
+        started = time.time()
+        r = c.request("setBreakpoints", {"source": {"path": huge}, "breakpoints": [{"line": 2}]})
+        check(time.time() - started < 3 and "cannot be read" in r["body"]["breakpoints"][0].get("message", ""),
+              "%.1f s: %r" % (time.time() - started, r["body"]))
+        os.remove(huge)
+        # Lines ended by a lone \r (as Lua counts them): line 3 is no longer past the end.
+        cr = script("cr_lines.lua", "")
+        with open(cr, "wb") as f:
+            f.write(b"local x = 1\rx = x + 1\rprint(x)\r")
+        r = c.request("setBreakpoints", {"source": {"path": cr}, "breakpoints": [{"line": 3}]})
+        check(r["body"]["breakpoints"][0]["verified"] and r["body"]["breakpoints"][0]["line"] == 3, "%r" % r["body"])
         c.request("configurationDone")
         c.response(seq)
         check(c.finish() != 0, "the script does not compile")
