@@ -2674,6 +2674,33 @@ print(f(), M.twice(2))  -- PRINT
 
 
 @case
+def two_breakpoints_placed_on_one_line_are_answered_as_one_and_blank_conditions_are_none():
+    # A log point on a comment line moved onto the line of a plain breakpoint's move: both were
+    # answered verified, and the log point silently replaced the breakpoint (no stop). A blank
+    # condition was evaluated, gave nothing, and never stopped.
+    path = script("one_line.lua", """local n = 0
+-- comment A
+-- comment B
+n = n + 1
+print("n", n)
+""")
+    c = adapter()
+    try:
+        _, answers = c.start(path, breakpoints={path: [{"line": 2}, {"line": 3, "logMessage": "LOGGED"},
+                                                     {"line": 4, "condition": "  "}]})
+        got = [(b["verified"], b.get("message", "")) for b in answers[path]["breakpoints"]]
+        # The one set on line 4 itself wins; the two moved there are refused, saying why.
+        check([v for v, _ in got] == [False, False, True], "%r" % got)
+        check(all("has another breakpoint" in m for _, m in got[:2]), "%r" % got)
+        stop = c.stopped("breakpoint")
+        check(c.frames(stop["threadId"])[0]["line"] == 4, "the blank condition is none: it stops")
+        c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0 and "LOGGED" not in c.output.get("console", ""), "%r" % c.output)
+    finally:
+        c.close()
+
+
+@case
 def a_script_starting_with_a_byte_order_mark_gets_its_breakpoints_placed():
     # Lua's loader skips a UTF-8 BOM (and then a '#' line); the placement's compile did not, failed,
     # and kept a breakpoint on a comment line where it never stops.

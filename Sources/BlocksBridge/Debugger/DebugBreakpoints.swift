@@ -41,6 +41,7 @@ final class DebugBreakpoints: @unchecked Sendable {
         let (placed, checked) = DebugBreakpoints.place(asked, in: normal)
         var byLine: [Int: Entry] = [:]
         var answers: [JSONValue] = []
+        var answerOf: [Int: (index: Int, moved: Bool)] = [:]  // the answer of each line's breakpoint
         lock.withLock {
             for (index, item) in items.enumerated() {
                 let line = Int(asked[index]), at = Int(placed[index])
@@ -60,10 +61,24 @@ final class DebugBreakpoints: @unchecked Sendable {
                                             ("line", .number(Double(line - 1 + lineBase)))]))
                     continue
                 }
-                let entry = Entry(id: nextID, condition: item["condition"]?.string,
+                // One breakpoint a line: of two that land on one line, the one set on it wins, and
+                // the other is answered not verified (it was silently replaced: a log point moved
+                // onto a breakpoint's line made that breakpoint never stop).
+                let taken = byLine[at] != nil
+                if taken && (at != line || answerOf[at]?.moved == false) {
+                    answers.append(.object([("verified", .bool(false)), ("line", .number(Double(line - 1 + lineBase))),
+                                            ("message", .string("line \(at - 1 + lineBase) has another breakpoint"))]))
+                    continue
+                }
+                if taken, let earlier = answerOf[at] {
+                    answers[earlier.index] = .object([("verified", .bool(false)),
+                                                      ("message", .string("line \(at - 1 + lineBase) has another breakpoint"))])
+                }
+                let entry = Entry(id: nextID, condition: DebugBreakpoints.condition(item["condition"]?.string),
                                   hitCondition: item["hitCondition"]?.string, logMessage: item["logMessage"]?.string)
                 nextID += 1
-                if byLine[at] == nil || at == line { byLine[at] = entry }  // one set on the line itself wins
+                byLine[at] = entry
+                answerOf[at] = (answers.count, at != line)
                 var answer: [(String, JSONValue)] = [("id", .number(Double(entry.id))), ("verified", .bool(true)),
                                                      ("line", .number(Double(at - 1 + lineBase)))]
                 if at != line {
@@ -103,7 +118,8 @@ final class DebugBreakpoints: @unchecked Sendable {
                     answers.append(.object([("verified", .bool(false)), ("message", .string(problem))]))
                     continue
                 }
-                let entry = Entry(id: nextID, condition: item["condition"]?.string, hitCondition: item["hitCondition"]?.string)
+                let entry = Entry(id: nextID, condition: DebugBreakpoints.condition(item["condition"]?.string),
+                                  hitCondition: item["hitCondition"]?.string)
                 nextID += 1
                 functions[name] = entry
                 names += Array(name.utf8) + [0]
@@ -144,6 +160,13 @@ final class DebugBreakpoints: @unchecked Sendable {
             return "'\(name.prefix(100))' is not a global or dotted name (greet, Shapes.area, Account:deposit)"
         }
         return nil
+    }
+
+    /// A condition, or nil for none: a blank one (spaces only) is none, as editors mean it (it was
+    /// evaluated, gave nothing, and the breakpoint never stopped).
+    static func condition(_ text: String?) -> String? {
+        guard let text, !text.utf8.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }) else { return nil }
+        return text
     }
 
     /// Why a hitCondition is not one of the forms the agent counts with (`N`, `= N`, `== N`, `>= N`,
