@@ -2106,6 +2106,37 @@ def dap_wait_does_not_count_the_wait_for_a_client_against_the_time_limit():
 
 
 @case
+def a_big_list_under_many_names_is_counted_once_a_stop():
+    # Each of 20 locals aliasing one 3e6-element list counted it again, element by element (and its
+    # other keys): the Locals of one stop took seconds (15 s for 5e6).
+    path = script("big_aliases.lua", """local big = {}
+for i = 1, 3000000 do big[i] = i end
+local a1, a2, a3, a4, a5, a6, a7, a8, a9, a10 = big, big, big, big, big, big, big, big, big, big
+local b1, b2, b3, b4, b5, b6, b7, b8, b9 = big, big, big, big, big, big, big, big, big
+local stop = 1 -- BP
+big[3000001] = 0
+local stop2 = 2 -- BP2
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "BP"), line_of(path, "BP2")]})
+        stop = c.stopped("breakpoint", timeout=30)
+        started = time.time()
+        local = c.locals(c.frames(stop["threadId"])[0]["id"])
+        took = time.time() - started
+        check(local["b9"].get("indexedVariables") == 3000000, "%r" % local["b9"])
+        check(took < 4, "Locals took %.1f s" % took)
+        c.request("continue", {"threadId": stop["threadId"]})
+        stop = c.stopped("breakpoint", timeout=30)  # a new stop counts again: the list grew
+        local = c.locals(c.frames(stop["threadId"])[0]["id"])
+        check(local["a1"].get("indexedVariables") == 3000001, "%r" % local["a1"])
+        c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
 def each_key_of_a_table_has_a_name_of_its_own_and_set_variable_writes_that_key():
     # 1 and "[1]", a newline and a backslash-n, long keys alike in their first 400 bytes: they showed
     # under one name, and setVariable by it wrote the other key.

@@ -279,6 +279,41 @@ local function expandable(v)
     return t == "table" or t == "function" or (t == "userdata" and getmetatable(v) ~= nil)
 end
 
+local changes = 0  -- evaluations and setVariables so far this stop: a kept order may be stale
+
+-- The length of t's list as a client pages it (1 up to the first nil), and the count of its other
+-- keys: counted once a stop per table (20 locals aliasing a 5e6-element list counted it 20 times, and
+-- again for each page), and again after an evaluation or a setVariable may have changed it.
+local lengths, nameds, countsOf, countsAt = nil, nil, nil, nil
+local function freshCounts()
+    if countsOf ~= refs or countsAt ~= changes then
+        lengths, nameds = setmetatable({}, { __mode = "k" }), setmetatable({}, { __mode = "k" })
+        countsOf, countsAt = refs, changes
+    end
+end
+
+local function listLength(t)
+    freshCounts()
+    local n = lengths[t]
+    if n then return n end
+    n = 0
+    while rawget(t, n + 1) ~= nil do
+        n = n + 1
+        if n > 1e7 then break end
+    end
+    lengths[t] = n
+    return n
+end
+
+local function namedCount(t, n)
+    freshCounts()
+    local named = nameds[t]
+    if named then return named end
+    named = c.countNamed(t, n > PAGE and n or 0)
+    nameds[t] = named
+    return named
+end
+
 local function variable(name, v, evaluateName)
     local ref = 0
     local item = { name = name, value = describe(v), type = type(v) }
@@ -287,14 +322,10 @@ local function variable(name, v, evaluateName)
         if expandable(v) then ref = newRef(entry) end
         if type(v) == "table" then
             v = contentsOf(v)
-            local n = 0
-            while rawget(v, n + 1) ~= nil do
-                n = n + 1
-                if n > 1e7 then break end
-            end
+            local n = listLength(v)
             -- Its named children's count (all of them: a client pages them by filter "named",
             -- start, count), and its list's when that is paged too.
-            local named = c.countNamed(v, n > PAGE and n or 0)
+            local named = namedCount(v, n)
             entry.count = named  -- the size of the lists namedKeys collects
             if n > PAGE then
                 item.indexedVariables = n
@@ -508,7 +539,6 @@ end
 -- n > PAGE), in a stable order: numbers, then strings, then the others by their description.
 -- Sorted once a stop per variables reference (a client pages them; a page of a 1e6-key table
 -- then costs its own items, not a sort), again after an evaluation may have changed the table.
-local changes = 0  -- evaluations and setVariables so far this stop: a kept order may be stale
 
 local function namedKeys(t, n, entry)
     if entry.named and entry.namedAt == changes then return entry.named end
@@ -539,8 +569,7 @@ local function tableChildren(t, args, entry, mt)
         end
         return list
     end
-    local n = 0
-    while rawget(t, n + 1) ~= nil do n = n + 1 end
+    local n = listLength(t)
     local keys = namedKeys(t, n, entry)
     local count = math.tointeger(tonumber(args.count)) or 0
     local last = count > 0 and math.min(#keys + 1, start + count) or #keys + 1  -- + 1: the metatable
