@@ -2172,6 +2172,34 @@ print(t[1], t["[1]"], t["a\\n"], t["a\\\\n"], t[string.rep("a", 450) .. "X"], t[
 
 @case
 @needs_a_poke_in_a_lua_loop
+def a_pause_sent_right_behind_continue_stops_the_run_that_follows():
+    # Sent before continue's answer, the pause found the thread still stopped, was taken for "end
+    # the running evaluation" (there was none) and dropped: the loop ran on.
+    path = script("pause_behind.lua", """local x = 0
+while true do
+  x = x + 1                      -- BP
+end
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "BP")]})
+        for _ in range(3):
+            stop = c.stopped()
+            c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+            resumed = c.send("continue", {"threadId": stop["threadId"]})
+            paused = c.send("pause", {"threadId": stop["threadId"]})
+            c.response(resumed)
+            c.response(paused)
+            check(c.stopped(timeout=10)["reason"] == "pause", "a pause stop")
+            c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": [{"line": line_of(path, "BP")}]})
+            c.request("continue", {"threadId": 1})
+        c.request("disconnect", {})
+    finally:
+        c.close()
+
+
+@case
+@needs_a_poke_in_a_lua_loop
 def a_pause_while_a_condition_or_log_point_runs_is_a_pause_stop():
     # The condition's evaluation took the pause (it ended "evaluation stopped ... or was paused"): a
     # breakpoint stop for a failed condition came instead, and after a log point no stop at all.

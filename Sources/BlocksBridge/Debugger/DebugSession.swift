@@ -71,6 +71,8 @@ package final class DebugSession: @unchecked Sendable {
         var name: String
         var connectionsEnded: Int  // when it stopped: its client left once the count moved on
         var requests: [Request] = []
+        /// A continue or step is queued: a pause sent after it is for the run that follows.
+        var resuming = false
     }
 
     /// Called (on the reader thread) for `terminate`, and for `disconnect` in launch mode, after the
@@ -323,6 +325,7 @@ package final class DebugSession: @unchecked Sendable {
                 // A stop of a client that has left is ending: it takes no request of the next one.
                 guard let slot = stopSlot(for: arguments), stops[slot]?.connectionsEnded == connectionsEnded else { return false }
                 stops[slot]?.requests.append((seq, command, arguments))
+                if ["continue", "next", "stepIn", "stepOut"].contains(command) { stops[slot]?.resuming = true }
                 lock.broadcast()
                 return true
             }
@@ -414,10 +417,13 @@ package final class DebugSession: @unchecked Sendable {
             // A stopped state is not paused again (it would stop once more after `continue`); an
             // evaluation it runs is ended instead.
             let (client, stopped): (OpaquePointer?, Bool) = lock.withLock {
+                // A stop whose continue (or step) is queued: the pause is for the run that follows
+                // (it was dropped as if for the stop, when sent right behind the continue).
+                func stoppedIn(_ slot: Int) -> Bool { stops[slot].map { !$0.resuming } ?? false }
                 if let thread, let (slot, worker) = workers.first(where: { $0.value.thread == thread }) {
-                    return (worker.client, stops[slot] != nil)
+                    return (worker.client, stoppedIn(slot))
                 }
-                return (hookClient, stops[0] != nil)
+                return (hookClient, stoppedIn(0))
             }
             guard let client else { return }
             if stopped { bk_debugger_interrupt_evaluation(client) } else { bk_debugger_pause(client) }
