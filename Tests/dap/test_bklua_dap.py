@@ -2109,6 +2109,40 @@ def dap_wait_does_not_count_the_wait_for_a_client_against_the_time_limit():
 
 
 @case
+def a_shadowed_local_has_a_name_of_its_own_and_set_variable_sets_that_one():
+    # Both showed as `x`, and setting the outer one set the inner.
+    path = script("shadowed.lua", """local x = 1
+local y = 0
+do
+  local x = 2
+  do
+    local x = 3
+    y = x                 -- BP
+  end
+  print("middle", x)
+end
+print("outer", x)
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "BP")]})
+        stop = c.stopped("breakpoint")
+        frame = c.frames(stop["threadId"])[0]["id"]
+        ref = c.scopes(frame)["Locals"]["variablesReference"]
+        shown = {v["name"]: v["value"] for v in c.variables(ref)}
+        check(shown.get("x (shadowed 2)") == "1" and shown.get("x (shadowed)") == "2" and shown.get("x") == "3", "%r" % shown)
+        c.request("setVariable", {"variablesReference": ref, "name": "x (shadowed 2)", "value": "10"})
+        c.request("setVariable", {"variablesReference": ref, "name": "x (shadowed)", "value": "20"})
+        check(c.evaluate("x", frame)["result"] == "3", "the inner x is as it was")
+        c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0, "exit")
+        out = c.output.get("stdout", "")
+        check("middle\t20" in out and "outer\t10" in out, "%r" % out)
+    finally:
+        c.close()
+
+
+@case
 def a_big_list_under_many_names_is_counted_once_a_stop():
     # Each of 20 locals aliasing one 3e6-element list counted it again, element by element (and its
     # other keys): the Locals of one stop took seconds (15 s for 5e6).

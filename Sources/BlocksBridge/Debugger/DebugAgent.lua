@@ -622,17 +622,49 @@ local function propertiesOf(v, mt, list)
     end
 end
 
+-- The names a frame's locals are listed by, by index: a local an inner one of the same name shadows
+-- is `x (shadowed)` (`x (shadowed 2)`, ...), so that setVariable finds the one shown (both were `x`,
+-- and setting the outer one set the inner). Lua's own slots ("(temporary)") have none.
+local function localNames(frame)
+    local names, seen, count = {}, {}, {}
+    local i = 1
+    while true do
+        local name = frameLocal(frame, i)
+        if not name then break end
+        names[i] = name
+        count[name] = (count[name] or 0) + 1
+        i = i + 1
+    end
+    for k = 1, #names do
+        local name = names[k]
+        if sub(name, 1, 1) == "(" then
+            names[k] = false
+        else
+            seen[name] = (seen[name] or 0) + 1
+            local later = count[name] - seen[name]  -- inner locals of the same name
+            if later > 0 then
+                names[k] = name .. (later == 1 and " (shadowed)" or " (shadowed " .. later .. ")")
+            end
+        end
+    end
+    return names
+end
+
 function handlers.variables(args)
     local entry = refs[tonumber(args.variablesReference) or -1]
     if not entry then error("no such variables reference", 0) end
     local list = array({})
     if entry.kind == "locals" or entry.kind == "varargs" then
+        local shown = entry.kind == "locals" and localNames(entry.frame)
         local i = 1
         while true do
             local name, value = frameLocal(entry.frame, entry.kind == "locals" and i or -i)
             if not name then break end
-            if entry.kind == "varargs" then name = "..." .. i end
-            if sub(name, 1, 1) ~= "(" then list[#list + 1] = variable(name, value, name) end
+            if entry.kind == "varargs" then
+                list[#list + 1] = variable("..." .. i, value, "..." .. i)
+            elseif shown[i] then  -- a shadowed one has no expression that reaches it
+                list[#list + 1] = variable(shown[i], value, shown[i] == name and name or nil)
+            end
             i = i + 1
         end
     elseif entry.kind == "upvalues" then
@@ -731,12 +763,13 @@ function handlers.setVariable(args)
     if not ok then error(results, 0) end
     local value = results[2]
     if entry.kind == "locals" or entry.kind == "varargs" then
+        local shown = entry.kind == "locals" and localNames(entry.frame)
         local i = 1
         local found
         while true do
             local n = frameLocal(entry.frame, entry.kind == "locals" and i or -i)
             if not n then break end
-            if (entry.kind == "locals" and n == name) or (entry.kind == "varargs" and name == "..." .. i) then
+            if (entry.kind == "locals" and shown[i] == name) or (entry.kind == "varargs" and name == "..." .. i) then
                 found = i
             end
             i = i + 1
