@@ -997,10 +997,10 @@ static int bk_dbg_native_step(lua_State *L) {
                 break;
             }
         }
-        if (level < 0) mode = BK_STEP_IN;  // not found (never so far): the next line anywhere
     } else if (mode != BK_STEP_NONE && d->stop_depth >= 0) {
         level = bk_dbg_depth(L) - d->stop_depth;
     }
+    if (mode != BK_STEP_NONE && level < 0) mode = BK_STEP_IN;  // the stopped frame not found (never so far): the next line
     __atomic_store_n(&d->step_mode, (int)mode, __ATOMIC_RELAXED);
     d->step_depth = d->stop_depth;
     if (mode != BK_STEP_NONE && level >= 0 && lua_getstack(L, level, &frame) && lua_getinfo(L, "St", &frame)) {
