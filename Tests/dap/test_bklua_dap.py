@@ -151,6 +151,25 @@ def an_error_the_script_does_not_catch_fails_the_run():
         c.close()
 
 
+def next_from_bp_lands_in_the_caller(path, inside):
+    """Stops at BP (then clears it: a recursion would hit it again), steps `next`: the stop must be
+    on the CALLER or AFTER line, not on `inside` (a line of the function called next)."""
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "BP")]})
+        c.stopped("breakpoint")
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        c.step("next")
+        c.stopped("step")
+        line = c.frames()[0]["line"]
+        check(line in (line_of(path, "CALLER"), line_of(path, "AFTER")),
+              "stopped at line %d (%s is %d)" % (line, inside, line_of(path, inside)))
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
 @case
 def next_from_a_functions_last_line_stops_in_its_caller_not_in_the_next_call_on_that_line():
     # f returns and its caller calls g on the same line: g runs at f's depth (in its CallInfo), and
@@ -165,18 +184,7 @@ end
 local v = f() + g()               -- CALLER
 print(v)                          -- AFTER
 """)
-    c = adapter()
-    try:
-        c.start(path, breakpoints={path: [line_of(path, "BP")]})
-        c.stopped("breakpoint")
-        c.step("next")
-        c.stopped("step")
-        line = c.frames()[0]["line"]
-        check(line in (line_of(path, "CALLER"), line_of(path, "AFTER")), "stopped at line %d (G1 is %d)" % (line, line_of(path, "G1")))
-        c.request("continue", {"threadId": 1})
-        check(c.finish() == 0, "exit")
-    finally:
-        c.close()
+    next_from_bp_lands_in_the_caller(path, inside="G1")
 
 
 @case
@@ -191,19 +199,7 @@ end
 local r = f(3)                      -- CALLER
 print("r", r)                       -- AFTER
 """)
-    c = adapter()
-    try:
-        c.start(path, breakpoints={path: [line_of(path, "BP")]})
-        c.stopped("breakpoint")
-        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
-        c.step("next")
-        c.stopped("step")
-        line = c.frames()[0]["line"]
-        check(line in (line_of(path, "CALLER"), line_of(path, "AFTER")), "stopped at line %d (F1 is %d)" % (line, line_of(path, "F1")))
-        c.request("continue", {"threadId": 1})
-        check(c.finish() == 0, "exit")
-    finally:
-        c.close()
+    next_from_bp_lands_in_the_caller(path, inside="F1")
 
 
 @case
