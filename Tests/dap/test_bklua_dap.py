@@ -1460,6 +1460,7 @@ print("total", total)
 
 
 @case
+@needs_a_poke_in_a_lua_loop  # the profiler's samples are pokes too
 def under_profile_the_debuggers_own_evaluations_are_not_sampled_as_the_scripts_code():
     path = script("profiled.lua", """local function hot() local s = 0 for i = 1, 3e6 do s = s + i end return s end
 local x = hot()
