@@ -1177,10 +1177,18 @@ static int bk_dbg_resumed_by_bridge(lua_State *L) {
     return lua_getstack(L, 1, &caller) && lua_getinfo(L, "S", &caller) && bk_dbg_hidden(caller.source);
 }
 
+// A coroutine not started yet: at its base level, its function on its stack.
+static int bk_dbg_fresh(lua_State *co) {
+    lua_Debug probe;
+    return lua_status(co) == LUA_OK && !lua_getstack(co, 0, &probe) && lua_gettop(co) > 0;
+}
+
 void bk_debugger_resume_starting(lua_State *L, lua_State *co, void *context) {
     bk_debugger *d = context;
+    // The tasks engine's resumes are its own, but the first one of a task (bk.async runs its
+    // function at once, up to its first wait): a stepIn on that line enters the task's function.
     if (d == NULL || d->in_agent || __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) != BK_STEP_IN ||
-        d->step_L != L || bk_dbg_resumed_by_bridge(L))
+        d->step_L != L || (bk_dbg_resumed_by_bridge(L) && !bk_dbg_fresh(co)))
         return;
     d->step_L = co;
     d->step_ci = NULL;
@@ -1191,8 +1199,17 @@ void bk_debugger_resume_ended(lua_State *L, lua_State *co, int status, void *con
     bk_debugger *d = context;
     if (d == NULL || d->in_agent) return;  // an evaluation's own coroutines
     // The tasks engine's resumes (bk/ code) are its own: a task's step waits for the task, and a
-    // task's error is reported as the task's (taskFailed).
-    if (bk_dbg_resumed_by_bridge(L)) return;
+    // task's error is reported as the task's (taskFailed). A stepIn bound to a task that has ended
+    // goes on at the next line anywhere (it never stopped again).
+    if (bk_dbg_resumed_by_bridge(L)) {
+        if (__atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) == BK_STEP_IN && d->step_L == co &&
+            lua_status(co) != LUA_YIELD) {
+            d->step_L = L;
+            d->step_ci = NULL;
+            bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
+        }
+        return;
+    }
     // A step bound to co goes on in L, which co gave control back to: stepping out of (or over
     // the end of) a coroutine's function stops in its resumer, as a step out of a function stops
     // in its caller; so does a step over a yield (the coroutine may never be resumed).

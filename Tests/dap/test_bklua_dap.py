@@ -203,6 +203,37 @@ print("r", r)                       -- AFTER
 
 
 @case
+def step_in_on_bk_async_enters_the_tasks_function():
+    # bk.async runs the task's function at once, up to its first wait: stepIn there went to the next
+    # line of main, and the function's first lines ran unseen. A task that ends without waiting
+    # hands the step back: the next stop is main's next line.
+    path = script("stepin_async.lua", """local function work(x)
+  local a = x + 1                 -- IN
+  if x > 1 then bk.sleep(0) end
+  return a
+end
+local t = bk.async(work, 1)       -- BP
+local u = bk.async(work, 2)       -- BP2
+print("r", bk.await(t), bk.await(u))  -- LAST
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "BP")]})
+        stop = c.stopped("breakpoint")
+        c.step("stepIn", stop["threadId"])
+        stop = c.stopped("step")
+        check(c.frames(stop["threadId"])[0]["line"] == line_of(path, "IN"), "into work: %r" % c.frames(stop["threadId"])[0])
+        for expected in ("if x > 1", "return a", "BP2"):  # work ends: back in main
+            c.step("stepIn", stop["threadId"])
+            stop = c.stopped("step")
+            check(c.frames(stop["threadId"])[0]["line"] == line_of(path, expected), "%s: %r" % (expected, c.frames(stop["threadId"])[0]))
+        c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0 and "r\t2\t3" in c.output.get("stdout", ""), "%r" % c.output)
+    finally:
+        c.close()
+
+
+@case
 def step_in_enters_a_function_and_step_over_does_not():
     path = script("steps.lua", """local function inner(x)
   return x * 2      -- INNER
