@@ -1177,18 +1177,12 @@ static int bk_dbg_resumed_by_bridge(lua_State *L) {
     return lua_getstack(L, 1, &caller) && lua_getinfo(L, "S", &caller) && bk_dbg_hidden(caller.source);
 }
 
-// A coroutine not started yet: at its base level, its function on its stack.
-static int bk_dbg_fresh(lua_State *co) {
-    lua_Debug probe;
-    return lua_status(co) == LUA_OK && !lua_getstack(co, 0, &probe) && lua_gettop(co) > 0;
-}
-
 void bk_debugger_resume_starting(lua_State *L, lua_State *co, void *context) {
     bk_debugger *d = context;
     // The tasks engine's resumes are its own, but the first one of a task (bk.async runs its
     // function at once, up to its first wait): a stepIn on that line enters the task's function.
     if (d == NULL || d->in_agent || __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) != BK_STEP_IN ||
-        d->step_L != L || (bk_dbg_resumed_by_bridge(L) && !bk_dbg_fresh(co)))
+        d->step_L != L || (bk_dbg_resumed_by_bridge(L) && !bk_coroutine_fresh(co)))
         return;
     d->step_L = co;
     d->step_ci = NULL;

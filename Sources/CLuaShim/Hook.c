@@ -447,6 +447,11 @@ static int bk_db_gethook(lua_State *L) {
 // Resumes `co` with `narg` values from L's top: Lua's auxresume, with the hub prepared on `co` and
 // `co` recorded as the Lua thread running here. Returns the number of results moved to L, or -1
 // with the error on top.
+int bk_coroutine_fresh(lua_State *co) {
+    lua_Debug probe;
+    return lua_status(co) == LUA_OK && !lua_getstack(co, 0, &probe) && lua_gettop(co) > 0;
+}
+
 static int bk_auxresume(lua_State *L, lua_State *co, int narg) {
     if (!lua_checkstack(co, narg)) {
         lua_pushliteral(L, "too many arguments to resume");
@@ -454,12 +459,10 @@ static int bk_auxresume(lua_State *L, lua_State *co, int narg) {
     }
     bk_runtime *rt = bk_runtime_of(co);
     if (rt != NULL) bk_hub_prepare(co, rt);
-    // Whether co runs (suspended, or not started: at its base level with its function), or
-    // lua_resume refuses it (running, normal, dead) without running it: the debugger then has
-    // nothing to hear of (no step goes into it, and the refusal is no error of co's).
-    lua_Debug probe;
-    int runs = lua_status(co) == LUA_YIELD ||
-               (lua_status(co) == LUA_OK && !lua_getstack(co, 0, &probe) && lua_gettop(co) > 0);
+    // Whether co runs (suspended, or not started), or lua_resume refuses it (running, normal,
+    // dead) without running it: the debugger then has nothing to hear of (no step goes into it,
+    // and the refusal is no error of co's).
+    int runs = lua_status(co) == LUA_YIELD || bk_coroutine_fresh(co);
     int debugged = runs && rt != NULL && rt->hook_clients[BK_HOOK_DEBUGGER].fn != NULL;
     if (debugged) bk_debugger_resume_starting(L, co, rt->hook_clients[BK_HOOK_DEBUGGER].context);
     lua_xmove(L, co, narg);

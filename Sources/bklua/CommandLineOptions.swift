@@ -23,6 +23,8 @@ struct CommandLineOptions {
     var profileRate = 1000  // LuaProfile.defaultRate
     /// Index in `argv` of the last `--profile-rate=N` (it needs `--profile`).
     var profileRateIndex: Int?
+    /// A `--profile-rate=N` without `--profile`, whose index it is: refused (it would do nothing).
+    var rateWithoutProfile: Int? { profileFile == nil ? profileRateIndex : nil }
 
     /// Parses `argv` (argv[0] is the program name).
     init(_ argv: [String]) {

@@ -101,7 +101,7 @@ func debugListenMain(_ arguments: [String]) -> Int32 {
     if wait { rest.removeFirst() }
     // A bad option is refused before the port opens (it ends bklua with the usage, nothing run).
     let options = CommandLineOptions(["bklua"] + rest)
-    if options.badOption != nil || (options.profileRateIndex != nil && options.profileFile == nil) {
+    if options.badOption != nil || options.rateWithoutProfile != nil {
         return bkluaMain(argv: ["bklua"] + rest)
     }
     let listener: DebugListener

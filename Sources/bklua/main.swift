@@ -48,7 +48,7 @@ func protectedMain(state: LuaState, argv: [String], progname: String, debugger: 
         runner.printUsage(badOption: argv[bad])
         return 1
     }
-    if let rate = options.profileRateIndex, options.profileFile == nil {
+    if let rate = options.rateWithoutProfile {
         StandardStreams.writeError("\(progname): '\(argv[rate])' needs --profile (bklua --profile --profile-rate=N script)\n")
         return 1
     }

@@ -65,14 +65,14 @@ final class DebugBreakpoints: @unchecked Sendable {
                 // the other is answered not verified (it was silently replaced: a log point moved
                 // onto a breakpoint's line made that breakpoint never stop).
                 let taken = byLine[at] != nil
+                let another = JSONValue.string("line \(at - 1 + lineBase) has another breakpoint")
                 if taken && (at != line || answerOf[at]?.moved == false) {
                     answers.append(.object([("verified", .bool(false)), ("line", .number(Double(line - 1 + lineBase))),
-                                            ("message", .string("line \(at - 1 + lineBase) has another breakpoint"))]))
+                                            ("message", another)]))
                     continue
                 }
                 if taken, let earlier = answerOf[at] {
-                    answers[earlier.index] = .object([("verified", .bool(false)),
-                                                      ("message", .string("line \(at - 1 + lineBase) has another breakpoint"))])
+                    answers[earlier.index] = .object([("verified", .bool(false)), ("message", another)])
                 }
                 let entry = Entry(id: nextID, condition: DebugBreakpoints.condition(item["condition"]?.string),
                                   hitCondition: item["hitCondition"]?.string, logMessage: item["logMessage"]?.string)
@@ -162,10 +162,13 @@ final class DebugBreakpoints: @unchecked Sendable {
         return nil
     }
 
+    /// Blanks, as a condition's or a hit condition's text may have around it.
+    private static let spaces: Set<UInt8> = [32, 9, 10, 13]
+
     /// A condition, or nil for none: a blank one (spaces only) is none, as editors mean it (it was
     /// evaluated, gave nothing, and the breakpoint never stopped).
     static func condition(_ text: String?) -> String? {
-        guard let text, !text.utf8.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }) else { return nil }
+        guard let text, !text.utf8.allSatisfy({ spaces.contains($0) }) else { return nil }
         return text
     }
 
@@ -174,7 +177,6 @@ final class DebugBreakpoints: @unchecked Sendable {
     /// there is none). A malformed one used to mean "always", and `% 0` "never", without a word.
     static func hitConditionProblem(_ text: String?) -> String? {
         guard let text else { return nil }
-        let spaces: Set<UInt8> = [32, 9, 10, 13]
         var bytes = Array(text.utf8)[...]
         while let b = bytes.first, spaces.contains(b) { bytes.removeFirst() }
         while let b = bytes.last, spaces.contains(b) { bytes.removeLast() }

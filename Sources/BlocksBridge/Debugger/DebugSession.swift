@@ -325,12 +325,12 @@ package final class DebugSession: @unchecked Sendable {
                 // A stop of a client that has left is ending: it takes no request of the next one.
                 guard let slot = stopSlot(for: arguments), stops[slot]?.connectionsEnded == connectionsEnded else { return false }
                 stops[slot]?.requests.append((seq, command, arguments))
-                if ["continue", "next", "stepIn", "stepOut"].contains(command) { stops[slot]?.resuming = true }
+                if DebugSession.resumeCommands.contains(command) { stops[slot]?.resuming = true }
                 lock.broadcast()
                 return true
             }
             if !handedOver {
-                if ["continue", "next", "stepIn", "stepOut"].contains(command) {
+                if DebugSession.resumeCommands.contains(command) {
                     let all = lock.withLock { workers.isEmpty }
                     respond(seq, command, body: command == "continue" ? .object([("allThreadsContinued", .bool(all))]) : nil)
                 } else if DebugSession.whileStopped.contains(command) {
@@ -342,6 +342,8 @@ package final class DebugSession: @unchecked Sendable {
         }
     }
 
+    /// The requests that let a stopped thread go on.
+    private static let resumeCommands: Set<String> = ["continue", "next", "stepIn", "stepOut"]
     private static let whileStopped: Set<String> = ["stackTrace", "scopes", "variables", "evaluate", "setVariable",
                                                     "loadedSources", "source", "exceptionInfo"]
 

@@ -373,6 +373,9 @@ void bk_hook_refresh(lua_State *L);
 /// themselves): it gets the hub when the state wants one (it may have been made before a client
 /// attached) and drops a stale one.
 void bk_hook_prepare(lua_State *co);
+/// Whether `co` has not started yet: at its base level, its function on its stack (what
+/// lua_resume starts; a running, normal or finished coroutine it refuses).
+int bk_coroutine_fresh(lua_State *co);
 /// L goes on after a coroutine it resumed stopped (yielded, returned or failed).
 void bk_hook_resumed(lua_State *L);
 /// The next instruction of L raises a count event (the limits are checked at once).
