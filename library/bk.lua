@@ -509,8 +509,8 @@ function bk.worker(f, ...) end
 ---@return string? reason
 function bk.isTransferable(v) end
 
----True when `apply` / `parallelMap` may run `f` on the pool (transferable, and every table it
----captures is frozen); else false and the reason.
+---True when `apply` / `parallelMap` may run `f` on the pool (transferable, every table it
+---captures is frozen, and it assigns to none of its upvalues); else false and the reason.
 ---@param f function
 ---@return boolean
 ---@return string? reason

@@ -5,6 +5,7 @@
 // lines are read from the chunk's dump (lua_dump), whose debug part holds every function's line
 // info, decoded as Lua's own collectvalidlines does.
 #include "CLuaShim.h"
+#include "Dump.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,12 +27,6 @@ typedef struct bk_code {
     size_t dumped, dump_capacity;
     int dump_failed;
 } bk_code;
-
-typedef struct bk_dump_reader {
-    const unsigned char *p, *end;
-    int failed;
-    int int_size, number_size;
-} bk_dump_reader;
 
 static void bk_code_free(bk_code *code) {
     for (int i = 0; i < code->count; i++) free(code->functions[i].lines);
@@ -60,70 +55,18 @@ static int bk_code_add(bk_code *code, int first, int last, int *lines, int count
     return 1;
 }
 
-// MARK: - The dump (Lua 5.4's format, ldump.c)
-
-static const unsigned char *bk_dump_take(bk_dump_reader *r, size_t n) {
-    if (r->failed || (size_t)(r->end - r->p) < n) {
-        r->failed = 1;
-        return NULL;
-    }
-    const unsigned char *at = r->p;
-    r->p += n;
-    return at;
-}
-
-static size_t bk_dump_size(bk_dump_reader *r) {  // 7 bits a byte, most significant first; 0x80 ends
-    size_t x = 0;
-    for (int i = 0; i < 10; i++) {
-        const unsigned char *b = bk_dump_take(r, 1);
-        if (b == NULL) return 0;
-        x = (x << 7) | (*b & 0x7f);
-        if (*b & 0x80) return x;
-    }
-    r->failed = 1;
-    return 0;
-}
-
-static int bk_dump_int(bk_dump_reader *r) {
-    size_t x = bk_dump_size(r);
-    if (x > 0x7fffffff) r->failed = 1;
-    return (int)x;
-}
-
-static void bk_dump_skip_string(bk_dump_reader *r) {
-    size_t size = bk_dump_size(r);
-    if (size > 0) bk_dump_take(r, size - 1);
-}
-
-// Lua's own count: a vector's length is at most what the rest of the dump can hold.
-static int bk_dump_count(bk_dump_reader *r, size_t each) {
-    size_t n = bk_dump_size(r);
-    if (r->failed || n > (size_t)(r->end - r->p) / (each ? each : 1)) {
-        r->failed = 1;
-        return 0;
-    }
-    return (int)n;
-}
+// MARK: - The dump
 
 static void bk_dump_function(bk_dump_reader *r, bk_code *code, int depth) {
     if (depth > 250) { r->failed = 1; return; }
-    bk_dump_skip_string(r);  // source
+    size_t length;
+    bk_dump_string(r, &length);  // source
     int first = bk_dump_int(r), last = bk_dump_int(r);
     const unsigned char *flags = bk_dump_take(r, 3);  // numparams, is_vararg, maxstacksize
     int vararg = flags != NULL && flags[1] != 0;
     int code_size = bk_dump_count(r, 4);
     bk_dump_take(r, (size_t)code_size * 4);
-    int constants = bk_dump_count(r, 1);
-    for (int i = 0; i < constants && !r->failed; i++) {
-        const unsigned char *tag = bk_dump_take(r, 1);
-        if (tag == NULL) break;
-        switch (*tag) {
-        case 3: bk_dump_take(r, (size_t)r->int_size); break;      // LUA_VNUMINT
-        case 19: bk_dump_take(r, (size_t)r->number_size); break;  // LUA_VNUMFLT
-        case 4: case 20: bk_dump_skip_string(r); break;           // short and long strings
-        default: break;                                           // nil, false, true
-        }
-    }
+    bk_dump_skip_constants(r);
     bk_dump_take(r, (size_t)bk_dump_count(r, 3) * 3);  // upvalues: instack, idx, kind
     int protos = bk_dump_count(r, 1);
     for (int i = 0; i < protos && !r->failed; i++) bk_dump_function(r, code, depth + 1);
@@ -138,12 +81,12 @@ static void bk_dump_function(bk_dump_reader *r, bk_code *code, int depth) {
     }
     int locals = bk_dump_count(r, 3);
     for (int i = 0; i < locals && !r->failed; i++) {
-        bk_dump_skip_string(r);
+        bk_dump_string(r, &length);
         bk_dump_size(r);
         bk_dump_size(r);
     }
     int names = bk_dump_count(r, 1);
-    for (int i = 0; i < names && !r->failed; i++) bk_dump_skip_string(r);
+    for (int i = 0; i < names && !r->failed; i++) bk_dump_string(r, &length);
     int *lines = n > 0 ? malloc(sizeof(int) * (size_t)n) : NULL;
     if (r->failed || (n > 0 && lines == NULL)) {
         r->failed = 1;
@@ -221,14 +164,8 @@ static int bk_code_read_protected(lua_State *S) {
     if (lua_dump(S, bk_dump_writer, code, 0) != 0 || code->dump_failed) return 0;
     const unsigned char *bytes = code->dump;
     size_t dumped = code->dumped;
-    // Header: signature, version, format, LUAC_DATA (6), sizes of Instruction, lua_Integer,
-    // lua_Number, then LUAC_INT and LUAC_NUM, then the main closure's upvalue count.
-    bk_dump_reader r = { bytes, bytes + dumped, 0, 0, 0 };
-    const unsigned char *header = bk_dump_take(&r, 15);
-    if (header == NULL || memcmp(header, LUA_SIGNATURE, 4) != 0 || header[4] != 0x54 || header[12] != 4) return 0;
-    r.int_size = header[13];
-    r.number_size = header[14];
-    bk_dump_take(&r, (size_t)r.int_size + (size_t)r.number_size + 1);
+    bk_dump_reader r;
+    if (!bk_dump_open(&r, bytes, dumped)) return 0;
     bk_dump_function(&r, code, 0);
     if (r.failed) return 0;
     // The main function's lines as Lua itself gives them (its dump's, checked).

@@ -7,6 +7,7 @@
 // stopped for the copy (bk_gc_pause): an allocation would otherwise run finalizers, whose Lua
 // code could call bk (w:result(), a channel) while the copy and its caller's locks are half-way.
 #include "CLuaShim.h"
+#include "Dump.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -321,6 +322,10 @@ static int bk_dump_writer(lua_State *L, const void *p, size_t size, void *ud) {
 static void bk_transfer_function(bk_transfer *t, int src) {
     lua_State *from = t->from, *to = t->to;
     if (lua_iscfunction(from, src)) bk_transfer_fail(t, "is a C function");
+    if (t->strict) {  // on the pool its assignments would go to the copy's state, unseen
+        char reason[200];
+        if (bk_function_assignment(from, src, reason, sizeof reason)) bk_transfer_fail(t, reason);
+    }
     int target = 0;
     if (to != NULL) {
         // Dumped twice (size, then bytes) into a userdata of the target: no buffer to leak if the

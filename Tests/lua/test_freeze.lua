@@ -238,6 +238,37 @@ test("canParallelize: true, or false and the reason; a frozen table is fine", fu
   eq(bk.isTransferable(function(x) return lookup[x] end), true)
 end)
 
+test("canParallelize: a block that assigns to an upvalue stays in the caller", function()
+  local sum, calls = 0, 0
+  local okCall, why = bk.canParallelize(function(x) sum = sum + x end)
+  eq(okCall, false)
+  eq(why, "the block assigns to upvalue 'sum' (a copy on the pool would assign to its own)")
+  -- Reading an upvalue is fine; so is assigning to a local of the block's own.
+  eq(bk.canParallelize(function(x) local s = sum; s = s + x; return s end), true)
+  -- A global is fine: each pool state keeps globals of its own (the pool is warm).
+  -- luacheck: globals bkTestTotal
+  eq(bk.canParallelize(function(x) bkTestTotal = x end), true)
+  -- A function nested in the block assigns to the block's upvalue: still the caller's variable.
+  eq(select(2, bk.canParallelize(function(x)
+    local bump = function() calls = calls + 1 end
+    bump()
+    return x
+  end)), "the block assigns to upvalue 'calls' (a copy on the pool would assign to its own)")
+  -- A nested function assigning to a local of the block is the block's own business.
+  eq(bk.canParallelize(function(x)
+    local n = 0
+    local bump = function() n = n + 1 end
+    bump()
+    return n + x
+  end), true)
+  -- A helper the block calls assigns to its own upvalue: the path names it.
+  local function add(x) sum = sum + x end
+  eq(select(2, bk.canParallelize(function(x) add(x) end)),
+    "upvalue 'add' of the block assigns to upvalue 'sum' (a copy on the pool would assign to its own)")
+  -- A copy can still be made: a worker's argument is copied, not shared.
+  eq(bk.isTransferable(function(x) sum = sum + x end), true)
+end)
+
 test("parallelMap: a block capturing a frozen lookup runs on the pool and reads it there", function()
   local before = bk.workerCount()
   bk.setWorkerCount(2)

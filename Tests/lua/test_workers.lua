@@ -377,6 +377,17 @@ test("apply / parallelMap: a block holding a table of its own runs in the caller
   eq(r2[50], false)
 end)
 
+test("apply: a heavy block that adds into an upvalue keeps every addition", function()
+  -- Heavy enough for the pool, but a copy there would add into its own 'sum': it runs here.
+  local sum = 0
+  bk.apply(list(64), function(x)
+    local s = 0
+    for i = 1, 20000 do s = s + i % 3 end
+    sum = sum + x
+  end)
+  eq(sum, 64 * 65 // 2)
+end)
+
 test("apply / parallelMap: sets and other kinds run as each / map", function()
   local r = bk.parallelMap(bk.set { 1, 2, 3 }, function(x) return x * 10 end)
   local sum = 0
