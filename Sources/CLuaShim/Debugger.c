@@ -27,10 +27,13 @@
 #define BK_DEBUG_BUCKETS 256
 #define BK_DEBUG_FUNCTIONS 512  // slots of the per-function cache (a power of two)
 #define BK_DEBUG_THREADS 64     // slots of the per-thread return memo (a power of two)
+#define BK_DEBUG_CALLED 64      // slots of the per-closure call cache (a power of two)
+#define BK_DEBUG_LAYOUT_CHECKS 16  // calls that check the CallInfo read before it is trusted
 
 static const char bk_debugger_agent_key = 0;  // registry[&key] = the agent function
 static const char bk_debugger_self_key = 0;   // registry[&key] = the attached bk_debugger (light)
 static const char bk_debugger_task_observer_key = 0;  // registry[&key] = the agent's onTask
+static const char bk_debugger_called_key = 0;  // registry[&key] = the closures `called` holds
 
 typedef struct bk_dbg_file {  // a file's line breakpoints, as the client set them
     char *path;
@@ -66,6 +69,15 @@ typedef struct bk_dbg_function {
 // stands for a depth of that thread's stack): while it is there, return events stay on so that
 // the return to it switches lines back on; without it, a return looks down the stack once.
 enum { BK_STOP_STEP = 0, BK_STOP_ENTRY = 1, BK_STOP_PAUSE = 2 };
+
+// The same answer by the called closure's address, for the call events of a function called
+// again (most of them): no lua_getinfo at all. The closure is held (registry[&called_key][slot]) while
+// its slot names it, so its address cannot pass to another closure meanwhile.
+typedef struct bk_dbg_called {
+    const void *closure;
+    unsigned gen;  // the breakpoints' generation `lines` was decided at
+    int lines;
+} bk_dbg_called;
 
 typedef struct bk_dbg_memo {
     lua_State *L;
@@ -107,6 +119,9 @@ struct bk_debugger {
     int eval_interrupted;  // atomic: a pause asked while stopped, for the running evaluation
     int holding;           // the agent holds the deadlines' clock for a stop (bk_dbg_native_hold)
     bk_dbg_function functions_seen[BK_DEBUG_FUNCTIONS];
+    bk_dbg_called called[BK_DEBUG_CALLED];
+    int called_layout;  // CallInfo reads: 0 being checked, 1 trusted, -1 off (another layout)
+    int called_checks;  // calls whose read agreed with lua_getinfo "f"
     bk_dbg_memo memos[BK_DEBUG_THREADS];
     // The function breakpoints' names as the Lua thread last copied them (at generation
     // `names_gen`): a call event reads them without taking the lock.
@@ -403,7 +418,10 @@ static int bk_dbg_needs_lines(lua_State *L, lua_Debug *ar, bk_debugger *d, bk_db
     }
     bk_dbg_source *s = bk_dbg_source_of(d, ar->source);
     int lines = bk_dbg_decide_lines(L, ar, s);
-    if (s->source != NULL) {  // a file's entry (not the shared one of chunks without a file)
+    // A "no" for a range holding a breakpoint is this function's only: another function may have
+    // the same range (`return function(i)` on its first line, `end end` on its last) and that line.
+    int same_for_the_range = lines || !bk_dbg_has_lines(s, ar->linedefined, ar->lastlinedefined);
+    if (s->source != NULL && same_for_the_range) {  // a file's entry (not the shared one of chunks without a file)
         *f = (bk_dbg_function){ ar->source, ar->linedefined, ar->lastlinedefined, s->gen, lines, s };
     }
     if (entry != NULL) *entry = s;
@@ -791,14 +809,82 @@ static int bk_dbg_push_named(lua_State *L, const char *name) {
 
 // A call: line events on in a function that needs them, off in one that does not (return events
 // then stay on, so that the return to a caller that needs them switches them back on).
-static void bk_dbg_on_call(lua_State *L, lua_Debug *ar, bk_debugger *d) {
-    if (!lua_getinfo(L, "S", ar)) return;
-    if (bk_dbg_needs_lines(L, ar, d, NULL)) {
+// A called function's line events: on where it needs them; else only return events while a
+// thread that had lines on (a resumed coroutine) goes on.
+static void bk_dbg_called_lines(lua_State *L, bk_debugger *d, int lines) {
+    if (lines) {
         bk_dbg_set_extra(L, LUA_MASKLINE | LUA_MASKRET);
     } else if ((lua_gethookmask(L) & LUA_MASKLINE) && !bk_dbg_stepping(d, L)) {
         bk_dbg_set_extra(L, LUA_MASKRET);
     }
-    if (__atomic_load_n(&d->function_count, __ATOMIC_RELAXED) == 0 || bk_dbg_hidden(ar->source)) return;
+}
+
+// The Lua closure a call event calls, read from the CallInfo as lapi.c's index2value reads a
+// function's slot: the CallInfo's first field is `func` (its stack slot, in every 5.4 release), a
+// slot's value's first word the closure and its byte 8 the type tag (LUA_VLCL). Two loads, where
+// lua_getinfo costs about as much as the rest of the event. NULL for any other function; checked
+// against lua_getinfo "f" on the first calls, and not read again if they ever disagree.
+#if LUA_VERSION_NUM == 504
+#define BK_LUA_VLCL (LUA_TFUNCTION | (1 << 6))  // makevariant(LUA_TFUNCTION, 0), collectable
+static const void *bk_dbg_called_closure(const lua_Debug *ar) {
+    const unsigned char *slot = *(const unsigned char *const *)ar->i_ci;
+    return slot[8] == BK_LUA_VLCL ? *(const void *const *)slot : NULL;  // tt_ follows the 8-byte Value
+}
+#else
+static const void *bk_dbg_called_closure(const lua_Debug *ar) { (void)ar; return NULL; }
+#endif
+
+static bk_dbg_called *bk_dbg_called_slot(bk_debugger *d, const void *closure) {
+    return &d->called[((uintptr_t)closure >> 5) & (BK_DEBUG_CALLED - 1)];
+}
+
+// After a call event's full look: checks the CallInfo read against lua_getinfo "f", and once it
+// is trusted keeps the answer for the closure (held in the registry's table, its slot's).
+static void bk_dbg_called_remember(lua_State *L, lua_Debug *ar, bk_debugger *d, const void *closure,
+                                   unsigned gen, int lines) {
+    if (closure == NULL || d->called_layout < 0 || !lua_checkstack(L, 4)) return;
+    lua_Debug probe = *ar;  // the same frame (i_ci)
+    if (!lua_getinfo(L, "f", &probe)) return;
+    if (lua_topointer(L, -1) != closure || lua_iscfunction(L, -1)) {
+        d->called_layout = -1;
+        lua_pop(L, 1);
+        return;
+    }
+    if (d->called_layout == 0) {
+        if (++d->called_checks >= BK_DEBUG_LAYOUT_CHECKS) d->called_layout = 1;
+        lua_pop(L, 1);
+        return;
+    }
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_debugger_called_key) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_createtable(L, BK_DEBUG_CALLED, 0);  // every slot preallocated: setting one never allocates
+        lua_pushvalue(L, -1);
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_called_key);
+    }
+    bk_dbg_called *slot = bk_dbg_called_slot(d, closure);
+    lua_pushvalue(L, -2);
+    lua_rawseti(L, -2, (slot - d->called) + 1);
+    *slot = (bk_dbg_called){ closure, gen, lines };
+    lua_pop(L, 2);
+}
+
+static void bk_dbg_called_forget(lua_State *L, bk_debugger *d) {
+    memset(d->called, 0, sizeof d->called);
+    d->called_layout = 0;
+    d->called_checks = 0;
+    lua_pushnil(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_called_key);
+}
+
+static void bk_dbg_on_call(lua_State *L, lua_Debug *ar, bk_debugger *d) {
+    int functions = __atomic_load_n(&d->function_count, __ATOMIC_RELAXED);
+    unsigned gen = __atomic_load_n(&d->gen, __ATOMIC_RELAXED);
+    const void *closure = d->called_layout >= 0 ? bk_dbg_called_closure(ar) : NULL;
+    if (!lua_getinfo(L, "S", ar)) return;
+    int lines = bk_dbg_needs_lines(L, ar, d, NULL);
+    bk_dbg_called_lines(L, d, lines);
+    bk_dbg_called_remember(L, ar, d, closure, gen, lines);
+    if (functions == 0 || bk_dbg_hidden(ar->source)) return;
     // By identity: the called function is the one a breakpoint's name reaches now, however the
     // call site names it (an alias, pcall(f), a helper's block). Names copied under the lock
     // when the breakpoints change.
@@ -878,8 +964,26 @@ static void bk_dbg_on_return(lua_State *L, lua_Debug *ar, bk_debugger *d) {
     bk_dbg_set_extra(L, below ? LUA_MASKRET : 0);
 }
 
+// A call event of a closure called before whose thread's line events are as it needs them: most
+// call events, answered without the full handler's frame.
+static int bk_dbg_call_known(lua_State *L, const lua_Debug *ar, bk_debugger *d) {
+    if ((ar->event != LUA_HOOKCALL && ar->event != LUA_HOOKTAILCALL) || d->in_agent || d->called_layout <= 0 ||
+        __atomic_load_n(&d->function_count, __ATOMIC_RELAXED) != 0) return 0;
+    const void *closure = bk_dbg_called_closure(ar);
+    const bk_dbg_called *known = closure != NULL ? bk_dbg_called_slot(d, closure) : NULL;
+    if (known == NULL || known->closure != closure || known->gen != __atomic_load_n(&d->gen, __ATOMIC_RELAXED)) return 0;
+    int extra = lua_gethookmask(L) & (LUA_MASKLINE | LUA_MASKRET);
+    return known->lines ? extra == (LUA_MASKLINE | LUA_MASKRET) : !(extra & LUA_MASKLINE);
+}
+
+static void bk_dbg_hook_full(lua_State *L, lua_Debug *ar, bk_debugger *d) __attribute__((noinline));
+
 static void bk_dbg_hook(lua_State *L, lua_Debug *ar, void *context) {
     bk_debugger *d = context;
+    if (!bk_dbg_call_known(L, ar, d)) bk_dbg_hook_full(L, ar, d);
+}
+
+static void bk_dbg_hook_full(lua_State *L, lua_Debug *ar, bk_debugger *d) {
     if (d->in_agent) {
         // Only an evaluation's own threads run now (the stopped one has hooks off): stop one that
         // runs too long or that the client interrupts (pause).
@@ -940,6 +1044,7 @@ void bk_debugger_attach(lua_State *L, bk_debugger *d, int stopOnEntry) {
     lua_pushlightuserdata(L, d);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_self_key);
     d->seen_gen = __atomic_load_n(&d->gen, __ATOMIC_RELAXED);
+    bk_dbg_called_forget(L, d);
     d->attached_mask = bk_dbg_wanted_mask(d);
     bk_hook_attach(L, BK_HOOK_DEBUGGER, bk_dbg_hook, d, d->attached_mask, BK_DEBUG_COUNT);
     bk_dbg_wrap_protected_calls(L, d);
@@ -963,6 +1068,7 @@ void bk_debugger_detach(lua_State *L, bk_debugger *d) {
     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_agent_key);
     lua_pushnil(L);  // the tasks engine's observer finds itself gone and lets go
     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_task_observer_key);
+    bk_dbg_called_forget(L, d);
 }
 
 void bk_debugger_push_task_observer(lua_State *L) {

@@ -162,7 +162,9 @@ static void bk_call_script_hook(lua_State *L, bk_runtime *rt, lua_Debug *ar, int
 }
 
 static void bk_hub(lua_State *L, lua_Debug *ar) {
-    bk_runtime *rt = bk_runtime_of(L);
+    // bk_runtime_of, here without its call: the hub runs at every call event the debugger follows.
+    void *ud = NULL;
+    bk_runtime *rt = lua_getallocf(L, &ud) == bk_alloc ? (bk_runtime *)ud : NULL;
     if (rt == NULL) {
         lua_sethook(L, NULL, 0, 0);
         return;

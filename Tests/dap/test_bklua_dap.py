@@ -544,6 +544,61 @@ def function_breakpoints_past_4096_bytes_of_names_all_hit():
 
 
 @case
+def a_function_at_the_address_of_a_collected_one_still_gets_its_breakpoints():
+    # Call events are answered by the called closure's address after its first call. 64 closures
+    # without breakpoints are called, then collected; 64 of another function, kept alive, take
+    # their freed memory. Each must hit: none may pass for the collected one it replaced.
+    path = script("reused.lua", """local function warm() return 0 end
+for _ = 1, 40 do warm() end
+local function makeA() return function() return 1 end end
+local function makeB()
+  return function(i)
+    return i -- BP
+  end
+end
+for _ = 1, 64 do local a = makeA(); a(); a() end
+collectgarbage()
+collectgarbage()
+local keep = {}
+for i = 1, 64 do
+  local b = makeB()
+  keep[i] = b
+  b(i)
+end
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [{"line": line_of(path, "BP"), "hitCondition": "64"}]})
+        c.stopped("breakpoint")
+        check(c.evaluate("i")["result"] == "64", "the 64th hit is at i == 64")
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
+def a_function_on_the_same_lines_as_the_one_that_made_it_gets_its_breakpoints():
+    # makeB and the function it returns both start on line 1 and end on line 3; only the second
+    # has code on line 2. Called first, makeB's "no breakpoint here" must not answer for it.
+    path = script("samerange.lua", """local function makeB() return function(i)
+  return i -- BP
+end end
+for i = 1, 3 do makeB()(i) end
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [{"line": line_of(path, "BP")}]})
+        for i in (1, 2, 3):
+            c.stopped("breakpoint")
+            check(c.evaluate("i")["result"] == str(i), "hit %d" % i)
+            c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
 def a_breakpoint_in_a_block_of_bk_map_shows_the_helpers_caller_and_no_bridge_frames():
     path = script("helpers.lua", """local function double(list)
   return bk.map(list, function(x)

@@ -176,8 +176,10 @@ end)
 
 test("the profile is written when the script calls os.exit, also closing the state", function()
   for _, close in ipairs({ "false", "true" }) do
+    -- spinning() runs about 0.1 s: the sampler thread, starved on a loaded machine, may look at
+    -- the clocks only every few tens of milliseconds.
     local script = file("exit.lua", ([[
-local function spinning() local x = 0 for i = 1, 3000000 do x = x + i end return x end
+local function spinning() local x = 0 for i = 1, 30000000 do x = x + i end return x end
 local w = bk.worker(function() local x = 0 for i = 1, 1e9 do x = x + i end return x end)  -- never awaited
 spinning()
 os.exit(3, %s)
