@@ -23,15 +23,13 @@ typedef struct bk_code {
     bk_code_function *functions;
     int count, capacity;
     int file_lines;  // the file's line count
-    unsigned char *dump;  // the chunk's dump (freed by the caller: a raise may skip the reader's end)
-    size_t dumped, dump_capacity;
-    int dump_failed;
+    bk_dump_buffer dump;  // the chunk's dump (freed by the caller: a raise may skip the reader's end)
 } bk_code;
 
 static void bk_code_free(bk_code *code) {
     for (int i = 0; i < code->count; i++) free(code->functions[i].lines);
     free(code->functions);
-    free(code->dump);
+    free(code->dump.bytes);
 }
 
 static int bk_code_int_compare(const void *a, const void *b) {
@@ -79,14 +77,7 @@ static void bk_dump_function(bk_dump_reader *r, bk_code *code, int depth) {
         abs_pc[2 * i] = bk_dump_int(r);
         abs_pc[2 * i + 1] = bk_dump_int(r);
     }
-    int locals = bk_dump_count(r, 3);
-    for (int i = 0; i < locals && !r->failed; i++) {
-        bk_dump_string(r, &length);
-        bk_dump_size(r);
-        bk_dump_size(r);
-    }
-    int names = bk_dump_count(r, 1);
-    for (int i = 0; i < names && !r->failed; i++) bk_dump_string(r, &length);
+    bk_dump_skip_names(r);
     int *lines = n > 0 ? malloc(sizeof(int) * (size_t)n) : NULL;
     if (r->failed || (n > 0 && lines == NULL)) {
         r->failed = 1;
@@ -113,22 +104,6 @@ static void bk_dump_function(bk_dump_reader *r, bk_code *code, int depth) {
         free(lines);
         r->failed = 1;
     }
-}
-
-static int bk_dump_writer(lua_State *L, const void *p, size_t size, void *ud) {  // never raises
-    (void)L;
-    bk_code *code = ud;
-    if (code->dumped + size > code->dump_capacity) {
-        size_t capacity = code->dump_capacity ? code->dump_capacity : 65536;
-        while (capacity < code->dumped + size) capacity *= 2;
-        unsigned char *grown = realloc(code->dump, capacity);
-        if (grown == NULL) return code->dump_failed = 1;
-        code->dump = grown;
-        code->dump_capacity = capacity;
-    }
-    memcpy(code->dump + code->dumped, p, size);
-    code->dumped += size;
-    return 0;
 }
 
 // In the scratch state, protected: (bk_code * as a light userdata, the path, the file's text).
@@ -161,11 +136,9 @@ static int bk_code_read_protected(lua_State *S) {
     // Text only: a binary chunk's bytecode is not checked by Lua's loader (a forged one can crash it).
     if (luaL_loadbufferx(S, text + skip, size - skip, lua_tostring(S, -1), "t") != LUA_OK) return 0;
     int main = lua_gettop(S);
-    if (lua_dump(S, bk_dump_writer, code, 0) != 0 || code->dump_failed) return 0;
-    const unsigned char *bytes = code->dump;
-    size_t dumped = code->dumped;
+    if (lua_dump(S, bk_dump_buffer_write, &code->dump, 0) != 0 || code->dump.failed) return 0;
     bk_dump_reader r;
-    if (!bk_dump_open(&r, bytes, dumped)) return 0;
+    if (!bk_dump_open(&r, code->dump.bytes, code->dump.size)) return 0;
     bk_dump_function(&r, code, 0);
     if (r.failed) return 0;
     // The main function's lines as Lua itself gives them (its dump's, checked).

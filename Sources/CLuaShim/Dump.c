@@ -1,7 +1,25 @@
-// Reading Lua 5.4's binary chunks (Dump.h). Plain C over a byte range: no Lua call, no allocation.
+// Reading Lua 5.4's binary chunks (Dump.h). Plain C over a byte range: no Lua call; the
+// reader allocates nothing (the buffer's writer does).
 #include "Dump.h"
 #include "CLuaShim.h"
+#include <stdlib.h>
 #include <string.h>
+
+int bk_dump_buffer_write(lua_State *L, const void *p, size_t size, void *ud) {
+    (void)L;
+    bk_dump_buffer *b = ud;
+    if (b->size + size > b->capacity) {
+        size_t capacity = b->capacity ? b->capacity : 4096;
+        while (capacity < b->size + size) capacity *= 2;
+        unsigned char *grown = realloc(b->bytes, capacity);
+        if (grown == NULL) return b->failed = 1;
+        b->bytes = grown;
+        b->capacity = capacity;
+    }
+    memcpy(b->bytes + b->size, p, size);
+    b->size += size;
+    return 0;
+}
 
 int bk_dump_open(bk_dump_reader *r, const unsigned char *bytes, size_t size) {
     *r = (bk_dump_reader){ bytes, bytes + size, 0, 0, 0 };
@@ -78,6 +96,10 @@ void bk_dump_skip_debug(bk_dump_reader *r) {
         bk_dump_int(r);
         bk_dump_int(r);
     }
+    bk_dump_skip_names(r);
+}
+
+void bk_dump_skip_names(bk_dump_reader *r) {
     int locals = bk_dump_count(r, 3);
     size_t length;
     for (int i = 0; i < locals && !r->failed; i++) {

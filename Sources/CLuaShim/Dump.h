@@ -14,6 +14,15 @@ typedef struct bk_dump_reader {
     int int_size, number_size;
 } bk_dump_reader;
 
+// A dump being written (lua_dump's writer bk_dump_buffer_write, `ud` a bk_dump_buffer): malloc'd,
+// freed by its owner with free(bytes). Never raises; on a failed allocation `failed` is set.
+typedef struct bk_dump_buffer {
+    unsigned char *bytes;
+    size_t size, capacity;
+    int failed;
+} bk_dump_buffer;
+int bk_dump_buffer_write(lua_State *L, const void *p, size_t size, void *ud);
+
 // Starts a reader past the header (signature, version 5.4, format, LUAC_DATA, sizes, LUAC_INT,
 // LUAC_NUM, the main closure's upvalue count); 0 when it is not a 5.4 dump with 4-byte instructions.
 int bk_dump_open(bk_dump_reader *r, const unsigned char *bytes, size_t size);
@@ -28,6 +37,8 @@ int bk_dump_count(bk_dump_reader *r, size_t each);
 void bk_dump_skip_constants(bk_dump_reader *r);
 // The debug part of a function (line info, locals, upvalue names), skipped.
 void bk_dump_skip_debug(bk_dump_reader *r);
+// The end of the debug part (locals, upvalue names), skipped.
+void bk_dump_skip_names(bk_dump_reader *r);
 
 // When the Lua function at `idx` assigns to one of its upvalues, directly or in a function nested
 // in it: 1, with `reason` saying which ("assigns to upvalue 'sum' ..."). 0 otherwise, or when its

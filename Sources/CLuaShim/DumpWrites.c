@@ -62,33 +62,11 @@ static bk_function_uses bk_scan_function(bk_dump_reader *r, int depth) {
     return f;
 }
 
-typedef struct bk_dump_bytes {
-    unsigned char *bytes;
-    size_t size, capacity;
-    int failed;
-} bk_dump_bytes;
-
-static int bk_dump_bytes_write(lua_State *L, const void *p, size_t size, void *ud) {
-    (void)L;
-    bk_dump_bytes *b = ud;
-    if (b->size + size > b->capacity) {
-        size_t capacity = b->capacity ? b->capacity : 4096;
-        while (capacity < b->size + size) capacity *= 2;
-        unsigned char *grown = realloc(b->bytes, capacity);
-        if (grown == NULL) return b->failed = 1;
-        b->bytes = grown;
-        b->capacity = capacity;
-    }
-    memcpy(b->bytes + b->size, p, size);
-    b->size += size;
-    return 0;
-}
-
 int bk_function_assignment(lua_State *L, int idx, char *reason, size_t size) {
     if (lua_type(L, idx) != LUA_TFUNCTION || lua_iscfunction(L, idx) || !lua_checkstack(L, 2)) return 0;
-    bk_dump_bytes dump = { NULL, 0, 0, 0 };
+    bk_dump_buffer dump = { NULL, 0, 0, 0 };
     lua_pushvalue(L, idx);
-    int status = lua_dump(L, bk_dump_bytes_write, &dump, 0);
+    int status = lua_dump(L, bk_dump_buffer_write, &dump, 0);
     lua_pop(L, 1);
     bk_dump_reader r;
     bk_function_uses f = { NULL, 0, NULL };

@@ -306,14 +306,14 @@ static void bk_transfer_frozen(bk_transfer *t, int src, lua_Integer id) {
     lua_pop(from, 1);
 }
 
-typedef struct bk_dump_buffer {
+typedef struct bk_dump_counted {
     char *bytes;      // NULL: only count
     size_t size;
-} bk_dump_buffer;
+} bk_dump_counted;
 
-static int bk_dump_writer(lua_State *L, const void *p, size_t size, void *ud) {
+static int bk_dump_counted_write(lua_State *L, const void *p, size_t size, void *ud) {
     (void)L;
-    bk_dump_buffer *b = (bk_dump_buffer *)ud;
+    bk_dump_counted *b = (bk_dump_counted *)ud;
     if (b->bytes != NULL) memcpy(b->bytes + b->size, p, size);
     b->size += size;
     return 0;
@@ -330,11 +330,11 @@ static void bk_transfer_function(bk_transfer *t, int src) {
     if (to != NULL) {
         // Dumped twice (size, then bytes) into a userdata of the target: no buffer to leak if the
         // target raises (out of memory) meanwhile.
-        bk_dump_buffer count = { NULL, 0 };
+        bk_dump_counted count = { NULL, 0 };
         lua_pushvalue(from, src);
-        lua_dump(from, bk_dump_writer, &count, 0);
-        bk_dump_buffer fill = { (char *)lua_newuserdatauv(to, count.size, 0), 0 };
-        lua_dump(from, bk_dump_writer, &fill, 0);
+        lua_dump(from, bk_dump_counted_write, &count, 0);
+        bk_dump_counted fill = { (char *)lua_newuserdatauv(to, count.size, 0), 0 };
+        lua_dump(from, bk_dump_counted_write, &fill, 0);
         lua_pop(from, 1);
         int status = luaL_loadbufferx(to, fill.bytes, fill.size, "=(transferred function)", "b");
         if (status != LUA_OK) lua_error(to);
