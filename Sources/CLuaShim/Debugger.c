@@ -28,6 +28,7 @@
 #define BK_DEBUG_FUNCTIONS 512  // slots of the per-function cache (a power of two)
 #define BK_DEBUG_THREADS 64     // slots of the per-thread return memo (a power of two)
 #define BK_DEBUG_CALLED 64      // slots of the per-closure call cache (a power of two)
+#define BK_DEBUG_DEEPER 4       // CallInfos remembered as deeper than the stepped frame
 #define BK_DEBUG_LAYOUT_CHECKS 16  // calls that check the CallInfo read before it is trusted
 
 static const char bk_debugger_agent_key = 0;  // registry[&key] = the agent function
@@ -111,6 +112,10 @@ struct bk_debugger {
     int step_linedefined;
     int step_tail;  // the stepped frame was itself entered by a tail call
     const void *step_ci;  // the stepped frame's CallInfo (it stands for its depth), or NULL
+    // CallInfos found deeper than the stepped frame while it lives (no walk when they run again):
+    // one allocated meanwhile is deeper too, so they stay deeper until that frame returns.
+    const void *step_deeper[BK_DEBUG_DEEPER];
+    int step_deeper_next;
     int stop_depth;       // the stopped function's depth from the bottom, or -1: found from stop_ci
     const void *stop_ci;  // the stopped function's CallInfo (the hook's level 0), or NULL
     int entry;          // the reason of the next step stop: BK_STOP_STEP, _ENTRY or _PAUSE
@@ -710,15 +715,29 @@ static void bk_dbg_refresh(lua_State *L, bk_debugger *d) {
 // 0 the same, 1 deeper. A thread's CallInfo stands for one depth, so the stepped frame's is looked
 // for a few levels down first (O(1) for the lines of the stepped function and of what it calls);
 // otherwise a probe of lua_getstack(L, step_depth) decides, which walks step_depth levels.
-static int bk_dbg_step_depth_compare(lua_State *L, const bk_debugger *d, const void *top) {
+static int bk_dbg_step_depth_compare(lua_State *L, bk_debugger *d, const void *top) {
     lua_Debug probe;
+    int live = d->step_ci != NULL && !d->step_returned;  // the stepped frame has not returned
     if (d->step_ci != NULL) {
         if (top == d->step_ci) return 0;
+        for (int i = 0; live && i < BK_DEBUG_DEEPER; i++)
+            if (top == d->step_deeper[i]) return 1;
         for (int level = 1; level <= 8 && lua_getstack(L, level, &probe); level++)
             if ((const void *)probe.i_ci == d->step_ci) return 1;
     }
-    if (lua_getstack(L, d->step_depth, &probe)) return 1;
+    if (lua_getstack(L, d->step_depth, &probe)) {
+        if (live) {
+            d->step_deeper[d->step_deeper_next] = top;
+            d->step_deeper_next = (d->step_deeper_next + 1) % BK_DEBUG_DEEPER;
+        }
+        return 1;
+    }
     return d->step_depth == 0 || lua_getstack(L, d->step_depth - 1, &probe) ? 0 : -1;
+}
+
+// The stepped frame changes (or returns): what was deeper than it is not known any more.
+static void bk_dbg_step_forget_deeper(bk_debugger *d) {
+    memset(d->step_deeper, 0, sizeof d->step_deeper);
 }
 
 static void bk_dbg_on_line(lua_State *L, lua_Debug *ar, bk_debugger *d) {
@@ -927,6 +946,7 @@ static void bk_dbg_on_return(lua_State *L, lua_Debug *ar, bk_debugger *d) {
     if ((step_mode == BK_STEP_OVER || step_mode == BK_STEP_OUT) && d->step_L == L) {
         if (!d->step_returned) {
             d->step_returned = bk_dbg_step_depth_compare(L, d, ar->i_ci) <= 0;  // the stepped frame returns
+            if (d->step_returned) bk_dbg_step_forget_deeper(d);
         } else if (bk_dbg_step_depth_compare(L, d, ar->i_ci) < 0 &&  // its caller returns
                    lua_getinfo(L, "Sl", ar) && ar->currentline >= 0 && !bk_dbg_hidden(ar->source)) {
             d->entry = BK_STOP_STEP;
@@ -1091,6 +1111,7 @@ static int bk_dbg_native_step(lua_State *L) {
     d->entry = BK_STOP_STEP;
     d->step_source = NULL;
     d->step_ci = NULL;
+    bk_dbg_step_forget_deeper(d);
     d->step_L = mode == BK_STEP_NONE ? NULL : L;
     lua_Debug frame;  // the stopped function: stop_depth levels up from the bottom
     int level = -1;

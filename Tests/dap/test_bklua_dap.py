@@ -354,6 +354,47 @@ print(rec(30000), rec(30000))
 
 
 @case
+def next_from_a_deep_frame_over_work_many_levels_further_down_does_not_walk_the_stack_at_every_line():
+    # As above, but the loop runs 12 levels below the stepped frame: past the levels looked at
+    # first, each line walked the 30,000 levels again (minutes); the frames found deeper are kept.
+    path = script("deeper_work.lua", """local function work()
+  local s = 0
+  for i = 1, 200000 do
+    s = s + i
+  end
+  return s
+end
+local function down(k)
+  if k == 0 then return work() + 0 end
+  return down(k - 1) + 0
+end
+local function rec(n)
+  if n == 0 then
+    local x = 1                     -- BP
+    local s = down(12)              -- NEXT
+    return s + x
+  end
+  return rec(n - 1) + 0
+end
+print(rec(30000))
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "-- BP")]})
+        c.stopped("breakpoint")
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        c.step("next")
+        c.stopped("step")
+        c.step("next")  # over down(12)
+        c.stopped("step", timeout=10)
+        check(c.frames()[0]["line"] == line_of(path, "NEXT") + 1, "next over down(12): %r" % c.frames()[0])
+        c.request("continue", {"threadId": 1})
+        check(c.finish(timeout=60) == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
 def next_over_a_tail_call_stops_in_the_caller_not_in_the_called_function():
     path = script("tail_call.lua", """local function g(x)
   local y = x + 1               -- G1
