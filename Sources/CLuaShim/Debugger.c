@@ -72,7 +72,7 @@ typedef struct bk_dbg_function {
 enum { BK_STOP_STEP = 0, BK_STOP_ENTRY = 1, BK_STOP_PAUSE = 2 };
 
 // The same answer by the called closure's address, for the call events of a function called
-// again (most of them): no lua_getinfo at all. The closure is held (registry[&called_key][slot]) while
+// again (most of them): no lua_getinfo at all. The closure is held (a user value of registry[&called_key]) while
 // its slot names it, so its address cannot pass to another closure meanwhile.
 typedef struct bk_dbg_called {
     const void *closure;
@@ -874,15 +874,23 @@ static void bk_dbg_called_remember(lua_State *L, lua_Debug *ar, bk_debugger *d, 
         lua_pop(L, 1);
         return;
     }
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_debugger_called_key) != LUA_TTABLE) {
+    // The holder: a userdata's user values, not a table's fields (a script that empties every table
+    // it finds in the registry would let the held closures go). Found missing (the script removed
+    // it), the slots it held are forgotten.
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_debugger_called_key) != LUA_TUSERDATA) {
         lua_pop(L, 1);
-        lua_createtable(L, BK_DEBUG_CALLED, 0);  // every slot preallocated: setting one never allocates
+        memset(d->called, 0, sizeof d->called);
+        lua_newuserdatauv(L, 0, BK_DEBUG_CALLED);  // setting a user value never allocates
         lua_pushvalue(L, -1);
         lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_called_key);
     }
     bk_dbg_called *slot = bk_dbg_called_slot(d, closure);
     lua_pushvalue(L, -2);
-    lua_rawseti(L, -2, (slot - d->called) + 1);
+    if (!lua_setiuservalue(L, -2, (int)(slot - d->called) + 1)) {  // not ours: hold nothing
+        memset(d->called, 0, sizeof d->called);
+        lua_pop(L, 2);
+        return;
+    }
     *slot = (bk_dbg_called){ closure, gen, lines };
     lua_pop(L, 2);
 }
@@ -1159,9 +1167,11 @@ static int bk_dbg_native_evaluating(lua_State *L) {
     d->eval_deadline = seconds > 0 ? bk_dbg_now() + seconds : 0;
     d->eval_tripped = 0;
     __atomic_store_n(&d->eval_interrupted, 0, __ATOMIC_RELAXED);
-    // Count events only while an evaluation runs: an endless one must be stopped.
+    // Count events only while an evaluation runs: an endless one must be stopped. It runs in a
+    // coroutine of its own, which gets them as it is resumed; this thread runs inside the hook
+    // (no events), so its own hook is not changed (on a deep stack that walks every frame).
     d->attached_mask = bk_dbg_wanted_mask(d) | (seconds > 0 ? LUA_MASKCOUNT : 0);
-    bk_hook_attach(L, BK_HOOK_DEBUGGER, bk_dbg_hook, d, d->attached_mask, BK_DEBUG_COUNT);
+    bk_hook_attach_deferred(L, BK_HOOK_DEBUGGER, bk_dbg_hook, d, d->attached_mask, BK_DEBUG_COUNT);
     return 0;
 }
 

@@ -71,13 +71,25 @@ int bk_function_assignment(lua_State *L, int idx, char *reason, size_t size) {
     bk_dump_reader r;
     bk_function_uses f = { NULL, 0, NULL };
     if (status == 0 && !dump.failed && bk_dump_open(&r, dump.bytes, dump.size)) f = bk_scan_function(&r, 0);
+    // A dump that cannot be read (a binary chunk nested deeper than the scan goes) is refused:
+    // its assignments are not known.
+    if (f.assigned == NULL) {
+        snprintf(reason, size, "could not be read for assignments to its upvalues");
+        free(dump.bytes);
+        return 1;
+    }
     int found = 0;
     for (int u = 0; u < f.count && !found; u++) {
         if (!f.assigned[u]) continue;
         const char *name = lua_getupvalue(L, idx, u + 1);
         if (name == NULL) break;
         lua_pop(L, 1);
-        snprintf(reason, size, "assigns to upvalue '%s' (a copy on the pool would assign to its own)", name[0] ? name : "?");
+        // A stripped function's upvalues have no names (Lua says "(no name)"): by number then.
+        if (name[0] == '\0' || strcmp(name, "(no name)") == 0)
+            snprintf(reason, size, "assigns to upvalue #%d (a copy on the pool would assign to its own)", u + 1);
+        else
+            snprintf(reason, size, "assigns to upvalue '%.60s%s' (a copy on the pool would assign to its own)", name,
+                     strlen(name) > 60 ? "..." : "");
         found = 1;
     }
     free(f.assigned);

@@ -199,10 +199,16 @@ static void bk_hub(lua_State *L, lua_Debug *ar) {
 
 // MARK: - Clients
 
-void bk_hook_attach(lua_State *L, int slot, bk_hook_fn fn, void *context, int mask, int count) {
+void bk_hook_attach_deferred(lua_State *L, int slot, bk_hook_fn fn, void *context, int mask, int count) {
     bk_runtime *rt = bk_runtime_of(L);
     if (rt == NULL || slot < 0 || slot >= BK_HOOK_SLOTS) return;
     rt->hook_clients[slot] = (bk_hook_client){ fn, context, mask, count > 0 ? count : 1 };
+}
+
+void bk_hook_attach(lua_State *L, int slot, bk_hook_fn fn, void *context, int mask, int count) {
+    bk_runtime *rt = bk_runtime_of(L);
+    if (rt == NULL || slot < 0 || slot >= BK_HOOK_SLOTS) return;
+    bk_hook_attach_deferred(L, slot, fn, context, mask, count);
     bk_hub_apply(L, rt, -1);
 }
 
@@ -248,7 +254,10 @@ static void bk_hub_prepare(lua_State *co, bk_runtime *rt) {
 
 void bk_hook_resumed(lua_State *L) {
     bk_runtime *rt = L != NULL ? bk_runtime_of(L) : NULL;
-    if (rt != NULL && bk_debugger_follows(rt)) bk_hub_apply(L, rt, LUA_MASKLINE | LUA_MASKRET);
+    // Not while the debugger's agent runs (a stop, a condition): the resumer is then the stopped
+    // thread, inside the hook (no events), or an evaluation's own coroutine, whose hook a resume
+    // leaves as it was; lua_sethook would walk every frame of a deep stack, twice a hit.
+    if (rt != NULL && rt->debugger_stopped == 0 && bk_debugger_follows(rt)) bk_hub_apply(L, rt, LUA_MASKLINE | LUA_MASKRET);
 }
 
 void bk_hook_prepare(lua_State *co) {

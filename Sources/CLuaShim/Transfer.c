@@ -172,11 +172,12 @@ static void bk_transfer_fail(bk_transfer *t, const char *what) {
             continue;
         }
         switch (s->kind) {
-            case BK_SEGMENT_UPVALUE:
-                n = s->name && s->name[0] ? snprintf(message + used, sizeof message - used, "upvalue '%s' of ", s->name)
-                                          : snprintf(message + used, sizeof message - used, "upvalue #%lld of ", (long long)s->index);
+            case BK_SEGMENT_UPVALUE:  // a stripped function's have no names: Lua says "(no name)"
+                n = s->name && s->name[0] && strcmp(s->name, "(no name)") != 0
+                        ? snprintf(message + used, sizeof message - used, "upvalue '%.60s' of ", s->name)
+                        : snprintf(message + used, sizeof message - used, "upvalue #%lld of ", (long long)s->index);
                 break;
-            case BK_SEGMENT_STRING_FIELD: n = snprintf(message + used, sizeof message - used, "field '%s' of ", s->name); break;
+            case BK_SEGMENT_STRING_FIELD: n = snprintf(message + used, sizeof message - used, "field '%.60s' of ", s->name); break;
             case BK_SEGMENT_INTEGER_FIELD: n = snprintf(message + used, sizeof message - used, "element [%lld] of ", (long long)s->index); break;
             case BK_SEGMENT_OTHER_FIELD: n = snprintf(message + used, sizeof message - used, "a field of "); break;
             case BK_SEGMENT_KEY:

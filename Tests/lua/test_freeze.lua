@@ -269,6 +269,43 @@ test("canParallelize: a block that assigns to an upvalue stays in the caller", f
   eq(bk.isTransferable(function(x) sum = sum + x end), true)
 end)
 
+test("canParallelize: a block whose bytecode cannot be read is refused; stripped upvalues go by number", function()
+  -- A binary chunk with 300 nested functions (more than the check reads), the innermost
+  -- assigning to the outermost's upvalue through every level.
+  local function abc(op, a, b, c) return op | (a << 7) | (b << 16) | (c << 24) end
+  local function abx(op, a, bx) return op | (a << 7) | (bx << 15) end
+  local function size(n)
+    local t = { (n & 0x7f) | 0x80 }
+    n = n >> 7
+    while n > 0 do table.insert(t, 1, n & 0x7f); n = n >> 7 end
+    return string.char(table.unpack(t))
+  end
+  local function code(ops)
+    local out = {}
+    for _, i in ipairs(ops) do out[#out + 1] = string.pack("<I4", i) end
+    return size(#ops) .. table.concat(out)
+  end
+  local depth = 300
+  local function level(n)  -- GETUPVAL, ADDI, MMBINI, SETUPVAL, RETURN0 / CLOSURE, CALL, RETURN0
+    local body = n == depth and code { abc(9, 0, 0, 0), abc(21, 0, 0, 128), abc(47, 0, 128, 6), abc(10, 0, 0, 0), abc(71, 0, 1, 0) }
+      or code { abx(79, 0, 0), abc(68, 0, 1, 1), abc(71, 0, 1, 0) }
+    return "\x80\x80\x80\0\0\2" .. body .. size(0) .. size(1) .. (n == 0 and "\1\0\0" or "\0\0\0")
+      .. (n == depth and size(0) or size(1) .. level(n + 1)) .. size(0) .. size(0) .. size(0) .. size(0)
+  end
+  local deep = assert(load(string.dump(function() end):sub(1, 31) .. "\1" .. level(0), "=deep", "b"))
+  local count = 0
+  debug.upvaluejoin(deep, 1, function() return count end, 1)
+  deep()
+  eq(count, 1)
+  eq(select(2, bk.canParallelize(deep)), "the block could not be read for assignments to its upvalues")
+  -- Stripped: Lua names its upvalues "(no name)".
+  local sum = 0
+  local function add(x) sum = sum + x end
+  local stripped = load(string.dump(add, true), "=stripped", "b")
+  debug.upvaluejoin(stripped, 1, add, 1)
+  eq(select(2, bk.canParallelize(stripped)), "the block assigns to upvalue #1 (a copy on the pool would assign to its own)")
+end)
+
 test("parallelMap: a block capturing a frozen lookup runs on the pool and reads it there", function()
   local before = bk.workerCount()
   bk.setWorkerCount(2)

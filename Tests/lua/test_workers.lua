@@ -388,6 +388,43 @@ test("apply: a heavy block that adds into an upvalue keeps every addition", func
   eq(sum, 64 * 65 // 2)
 end)
 
+test("apply: a heavy block over element tables, or element functions that count, loses no change", function()
+  -- On the pool the block would get copies of the elements: apply keeps such work in the caller.
+  local items = {}
+  for i = 1, 64 do items[i] = { n = i } end
+  bk.apply(items, function(t)
+    local s = 0
+    for i = 1, 20000 do s = s + i % 3 end
+    t.done = true
+  end)
+  local done = 0
+  for i = 1, 64 do if items[i].done then done = done + 1 end end
+  eq(done, 64)
+  local lists = {}
+  for i = 1, 64 do lists[i] = {} for j = 1, 300 do lists[i][j] = (j * 7919) % 301 end end
+  bk.apply(lists, table.sort)
+  local sorted = 0
+  for i = 1, 64 do if lists[i][1] <= lists[i][2] and lists[i][299] <= lists[i][300] then sorted = sorted + 1 end end
+  eq(sorted, 64)
+  local hits = 0
+  local fns = {}
+  for i = 1, 64 do fns[i] = function() local s = 0 for k = 1, 20000 do s = s + k % 3 end hits = hits + 1 end end
+  bk.apply(fns, function(g) g() end)
+  eq(hits, 64)
+  -- Frozen element tables cannot change: they still go to the pool.
+  local frozen = {}
+  for i = 1, 64 do frozen[i] = bk.freeze({ n = i }) end
+  local ch = bk.channel()
+  bk.apply(frozen, function(t)
+    local s = 0
+    for i = 1, 20000 do s = s + i % 3 end
+    ch:send(bk.isWorker())
+  end)
+  local pooled = 0
+  for _ = 1, 64 do if ch:receive(1) then pooled = pooled + 1 end end
+  ok(pooled > 0, "frozen elements went to the pool")
+end)
+
 test("apply / parallelMap: sets and other kinds run as each / map", function()
   local r = bk.parallelMap(bk.set { 1, 2, 3 }, function(x) return x * 10 end)
   local sum = 0

@@ -56,7 +56,10 @@ enum ParallelCollections {
         walk.count = count
         let heavy = remaining > 0 && elementTime >= minimumElementNanoseconds
             && elementTime &* UInt64(clamping: remaining) >= minimumWorkNanoseconds
-        let problem = heavy ? stack.transferProblem(at: 2, what: "the block", strict: true) : nil
+        var problem = heavy ? stack.transferProblem(at: 2, what: "the block", strict: true) : nil
+        if heavy, problem == nil, !mapping {
+            problem = elementProblem(stack, keys: keys, count: count)
+        }
         if let problem { tellOnce(stack, mapping: mapping, why: problem) }
         if heavy, problem == nil {
             let listed = dictionary ? count : stack.listCount(1)
@@ -70,6 +73,37 @@ enum ParallelCollections {
         }
         stack.top = result
         return mapping ? 1 : 0
+    }
+
+    /// Why `apply`'s elements (dictionary: values) cannot go to the pool, or nil. `apply` works by
+    /// its block's effects, and on the pool the block gets copies: a change to an element table, or
+    /// an element function that assigns to its upvalues, would be made to a copy and lost. Such an
+    /// element (a table that is not frozen, a function the block's rule refuses) keeps the work in
+    /// the caller. One raw read per element, in place; only once the work is known to be heavy.
+    private static func elementProblem(_ stack: LuaStack, keys: Int32, count: Int64) -> String? {
+        let top = stack.top
+        defer { stack.top = top }
+        var i: Int64 = 1
+        while i <= count {
+            if keys != 0 {
+                _ = stack.rawGet(keys, i)
+                _ = stack.rawGet(1)
+            } else {
+                _ = stack.rawGet(1, i)
+            }
+            let what = keys != 0 ? "a value of the dictionary" : "element [\(i)]"
+            switch stack.type(at: -1) {
+            case .table where !stack.isFrozenView(-1):
+                return "\(what) is a table: a change to it would be made to a copy (bk.freeze it to share a read-only one)"
+            case .function:
+                if let problem = stack.transferProblem(at: -1, what: what, strict: true) { return problem }
+            default:
+                break
+            }
+            stack.pop()
+            i += 1
+        }
+        return nil
     }
 
     /// Tells the user on stderr, once per call site, why heavy work stayed in the caller.

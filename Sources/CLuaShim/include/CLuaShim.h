@@ -360,6 +360,10 @@ int bk_push_observed_write(lua_State *L);
 /// coroutines at their next resume or hook. Call on the thread that runs the state, with it
 /// locked. Replaces what the slot held.
 void bk_hook_attach(lua_State *L, int slot, bk_hook_fn fn, void *context, int mask, int count);
+/// As bk_hook_attach, but L's own hook is left as it is: coroutines get the change at their next
+/// resume. For a client changed while L runs inside a hook, whose events are off there anyway
+/// (the debugger's evaluations): lua_sethook on L would walk every frame of a deep stack.
+void bk_hook_attach_deferred(lua_State *L, int slot, bk_hook_fn fn, void *context, int mask, int count);
 /// Detaches the slot; threads drop the hub at their next hook once nothing needs it.
 void bk_hook_detach(lua_State *L, int slot);
 /// Events wanted on thread L only, on top of the state-wide ones, delivered to the debugger slot
