@@ -35,6 +35,7 @@ static const char bk_debugger_agent_key = 0;  // registry[&key] = the agent func
 static const char bk_debugger_self_key = 0;   // registry[&key] = the attached bk_debugger (light)
 static const char bk_debugger_task_observer_key = 0;  // registry[&key] = the agent's onTask
 static const char bk_debugger_called_key = 0;  // registry[&key] = the closures `called` holds
+static const char bk_debugger_step_thread_key = 0;  // registry[&key] = the thread a step is bound to
 
 typedef struct bk_dbg_file {  // a file's line breakpoints, as the client set them
     char *path;
@@ -1096,6 +1097,8 @@ void bk_debugger_detach(lua_State *L, bk_debugger *d) {
     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_agent_key);
     lua_pushnil(L);  // the tasks engine's observer finds itself gone and lets go
     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_task_observer_key);
+    lua_pushnil(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_step_thread_key);
     bk_dbg_called_forget(L, d);
 }
 
@@ -1110,6 +1113,17 @@ void bk_debugger_push_task_observer(lua_State *L) {
 
 static bk_debugger *bk_dbg_self(lua_State *L) { return lua_touserdata(L, lua_upvalueindex(1)); }
 
+// Binds the step to `thread` (L: the running thread, which may be it), held in the registry while
+// bound: a step is known by its thread's address, which a collected coroutine (a cancelled task
+// never resumed again) would leave to another.
+static void bk_dbg_step_bind(lua_State *L, bk_debugger *d, lua_State *thread) {
+    d->step_L = thread;
+    if (thread == NULL || !lua_checkstack(L, 2) || !lua_checkstack(thread, 1)) return;
+    lua_pushthread(thread);
+    if (thread != L) lua_xmove(thread, L, 1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_step_thread_key);
+}
+
 // step(mode): how the stopped thread goes on (0 continue, 1 in, 2 over, 3 out).
 static int bk_dbg_native_step(lua_State *L) {
     bk_debugger *d = bk_dbg_self(L);
@@ -1120,7 +1134,7 @@ static int bk_dbg_native_step(lua_State *L) {
     d->step_source = NULL;
     d->step_ci = NULL;
     bk_dbg_step_forget_deeper(d);
-    d->step_L = mode == BK_STEP_NONE ? NULL : L;
+    bk_dbg_step_bind(L, d, mode == BK_STEP_NONE ? NULL : L);
     lua_Debug frame;  // the stopped function: stop_depth levels up from the bottom
     int level = -1;
     if (mode != BK_STEP_NONE && d->stop_depth < 0 && d->stop_ci != NULL) {
@@ -1321,7 +1335,7 @@ void bk_debugger_resume_starting(lua_State *L, lua_State *co, void *context) {
     if (d == NULL || d->in_agent || __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) != BK_STEP_IN ||
         d->step_L != L || (bk_dbg_resumed_by_bridge(L) && !bk_coroutine_fresh(co)))
         return;
-    d->step_L = co;
+    bk_dbg_step_bind(L, d, co);
     d->step_ci = NULL;
     bk_hook_thread_extra(co, LUA_MASKLINE | LUA_MASKRET);
 }
@@ -1335,7 +1349,7 @@ void bk_debugger_resume_ended(lua_State *L, lua_State *co, int status, void *con
     if (bk_dbg_resumed_by_bridge(L)) {
         if (__atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) == BK_STEP_IN && d->step_L == co &&
             lua_status(co) != LUA_YIELD) {
-            d->step_L = L;
+            bk_dbg_step_bind(L, d, L);
             d->step_ci = NULL;
             bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
         }
@@ -1346,7 +1360,7 @@ void bk_debugger_resume_ended(lua_State *L, lua_State *co, int status, void *con
     // in its caller; so does a step over a yield (the coroutine may never be resumed).
     int step_mode = __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED);
     if (step_mode != BK_STEP_NONE && d->step_L == co) {
-        d->step_L = L;
+        bk_dbg_step_bind(L, d, L);
         d->step_ci = NULL;
         if (step_mode == BK_STEP_IN) {
             d->step_returned = 0;  // the next line, anywhere

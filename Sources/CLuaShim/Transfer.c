@@ -69,6 +69,14 @@ static void bk_known_record(lua_State *L, int names, int values, int value, cons
     lua_pop(L, 1);
 }
 
+// Whether the Lua function at `idx` comes from one of the bridge's own chunks (named `=bk/...`).
+static int bk_known_is_bridge_function(lua_State *L, int idx) {
+    lua_Debug ar;
+    lua_pushvalue(L, idx);
+    if (!lua_getinfo(L, ">S", &ar)) return 0;
+    return ar.source != NULL && strncmp(ar.source, "=bk/", 4) == 0;
+}
+
 // Protected (in the state itself): builds the state's tables of well-known values, or adds to
 // them once bk's functions were replaced. Adding keeps the old values named: a block that kept a
 // task stub (`local sleep = bk.sleep` before the engine loaded) still crosses as `bk.sleep`.
@@ -99,9 +107,12 @@ static int bk_known_build(lua_State *L) {
             while (lua_next(L, table)) {
                 int t = lua_type(L, -1);
                 // C functions of every module; bk's own values too (bk.null, bk.cancelled, queues,
-                // its functions).
+                // its functions). A Lua function is bk's own when the bridge's chunks made it
+                // (`=bk/...`): one a script stored in bk (bk.tally = function ... end) is the
+                // script's, checked and copied as any other.
                 int known = lua_iscfunction(L, -1)
-                    || (isbk && (t == LUA_TFUNCTION || t == LUA_TUSERDATA || t == LUA_TTABLE));
+                    || (isbk && (t == LUA_TUSERDATA || t == LUA_TTABLE))
+                    || (isbk && t == LUA_TFUNCTION && bk_known_is_bridge_function(L, lua_gettop(L)));
                 if (known && lua_type(L, -2) == LUA_TSTRING) {
                     lua_pushfstring(L, "%s.%s", module, lua_tostring(L, -2));
                     bk_known_record(L, names, values, lua_gettop(L) - 1, lua_tostring(L, -1));

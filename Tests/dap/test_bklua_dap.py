@@ -753,6 +753,47 @@ print(table.concat(log, ","))
 
 
 @case
+def a_next_in_a_task_that_is_cancelled_is_not_taken_up_by_a_coroutine_at_its_address():
+    # The step is bound to the task's coroutine. Cancelled, it was collected and a new coroutine
+    # took its address: the step then stopped on the main code's line that resumed that one.
+    path = script("cancelled_step.lua", """local function sleeper()
+  local a = 1
+  bk.sleep(5)          -- SLEEP
+  return a
+end
+local function other(i)
+  local z = i
+  return z
+end
+local t = bk.async(sleeper)
+bk.sleep(0.5)
+t:cancel()
+pcall(bk.await, t)
+t = nil
+collectgarbage()
+collectgarbage()
+for i = 1, 2000 do
+  local co = coroutine.create(other)
+  coroutine.resume(co, i)
+end
+local done = true      -- END
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "SLEEP")]})
+        stop = c.stopped("breakpoint")
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": [{"line": line_of(path, "END")}]})
+        c.step("next", stop["threadId"])
+        stop = c.stopped()
+        line = c.frames(stop["threadId"])[0]["line"]
+        check(stop["reason"] == "breakpoint" and line == line_of(path, "END"), "stopped by %s at line %d" % (stop["reason"], line))
+        c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
 def another_tasks_stop_ends_a_pending_next_over_bk_sleep():
     path = script("step_ended.lua", """local function a()
   local x = 1        -- A-BP

@@ -306,6 +306,24 @@ test("canParallelize: a block whose bytecode cannot be read is refused; stripped
   eq(select(2, bk.canParallelize(stripped)), "the block assigns to upvalue #1 (a copy on the pool would assign to its own)")
 end)
 
+test("canParallelize: a function a script stored in bk is checked as the script's own", function()
+  -- In a run of its own: bk's well-known values are listed at the first check, and this one must
+  -- be there by then (it used to count as bk's, unchecked, and fail on the pool as one it lacks).
+  local path = tempFile([[
+local total = 0
+bk.tally = function() total = total + 1 end
+local tally = bk.tally
+print(select(2, bk.canParallelize(function(x) tally(x) end)))
+local list = {}
+for i = 1, 64 do list[i] = i end
+bk.apply(list, function(x) local s = 0 for i = 1, 20000 do s = s + i % 3 end tally(x) end)
+print(total)
+]])
+  local out = shell(os.getenv("BKLUA") .. " " .. path)  -- stdout, then stderr's line on apply
+  eq(out:match("^[^\n]*"), "upvalue 'tally' of the block assigns to upvalue 'total' (a copy on the pool would assign to its own)")
+  eq(out:match("(%d+)\n$"), "64")
+end)
+
 test("parallelMap: a block capturing a frozen lookup runs on the pool and reads it there", function()
   local before = bk.workerCount()
   bk.setWorkerCount(2)
