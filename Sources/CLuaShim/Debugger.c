@@ -467,6 +467,9 @@ static int bk_dbg_wanted_mask(bk_debugger *d) {
     int calls = d->function_count > 0;
     for (int i = 0; !calls && i < d->file_count; i++) calls = d->files[i].count > 0;
     pthread_mutex_unlock(&d->lock);
+    // A next from a frame entered by a tail call hears of the tail call that ends it (one to
+    // itself looks like that frame otherwise: bk_dbg_on_call).
+    calls = calls || (__atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) == BK_STEP_OVER && d->step_tail);
     return calls ? LUA_MASKCALL : 0;  // count events come from pokes
 }
 
@@ -905,6 +908,12 @@ static void bk_dbg_called_forget(lua_State *L, bk_debugger *d) {
 }
 
 static void bk_dbg_on_call(lua_State *L, lua_Debug *ar, bk_debugger *d) {
+    // The stepped frame tail-calls (itself too): it ends, as by a return, and a next goes on as a
+    // stepOut (its caller's next line).
+    if (ar->event == LUA_HOOKTAILCALL && ar->i_ci == d->step_ci && d->step_L == L && !d->step_returned &&
+        __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) == BK_STEP_OVER) {
+        __atomic_store_n(&d->step_mode, BK_STEP_OUT, __ATOMIC_RELAXED);
+    }
     int functions = __atomic_load_n(&d->function_count, __ATOMIC_RELAXED);
     unsigned gen = __atomic_load_n(&d->gen, __ATOMIC_RELAXED);
     const void *closure = d->called_layout >= 0 ? bk_dbg_called_closure(ar) : NULL;
@@ -997,7 +1006,8 @@ static void bk_dbg_on_return(lua_State *L, lua_Debug *ar, bk_debugger *d) {
 // call events, answered without the full handler's frame.
 static int bk_dbg_call_known(lua_State *L, const lua_Debug *ar, bk_debugger *d) {
     if ((ar->event != LUA_HOOKCALL && ar->event != LUA_HOOKTAILCALL) || d->in_agent || d->called_layout <= 0 ||
-        __atomic_load_n(&d->function_count, __ATOMIC_RELAXED) != 0) return 0;
+        __atomic_load_n(&d->function_count, __ATOMIC_RELAXED) != 0 ||
+        __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) != BK_STEP_NONE) return 0;
     const void *closure = bk_dbg_called_closure(ar);
     const bk_dbg_called *known = closure != NULL ? bk_dbg_called_slot(d, closure) : NULL;
     if (known == NULL || known->closure != closure || known->gen != __atomic_load_n(&d->gen, __ATOMIC_RELAXED)) return 0;
@@ -1159,6 +1169,13 @@ static int bk_dbg_native_step(lua_State *L) {
             d->step_linedefined = frame.linedefined;
             d->step_tail = frame.istailcall;
         }
+    }
+    // Call events as this step needs them (bk_dbg_wanted_mask), taken by this thread as the agent
+    // returns (it runs inside the hook: no lua_sethook walk of its frames now).
+    int mask = bk_dbg_wanted_mask(d);
+    if (mask != d->attached_mask) {
+        d->attached_mask = mask;
+        bk_hook_attach_deferred(L, BK_HOOK_DEBUGGER, bk_dbg_hook, d, mask, BK_DEBUG_COUNT);
     }
     return 0;
 }

@@ -395,6 +395,37 @@ print(rec(30000))
 
 
 @case
+def next_over_a_self_tail_call_from_a_frame_entered_by_one_stops_in_the_caller():
+    # The 2nd and 6th activations of tail() were themselves entered by its tail call: a next over
+    # `return tail(n - 1)` ends them too (it went on in the next activation).
+    path = script("self_tail.lua", """local function tail(n)
+  if n == 0 then return 0 end
+  return tail(n - 1)       -- TCALL
+end
+local a = tail(50)
+local b = a + 1            -- AFTER
+""")
+    for skip in (1, 5):
+        c = adapter()
+        try:
+            c.start(path, breakpoints={path: [line_of(path, "TCALL")]})
+            c.stopped("breakpoint")
+            for _ in range(skip):
+                c.request("continue", {"threadId": 1})
+                c.stopped("breakpoint")
+            check(c.evaluate("n")["result"] == str(50 - skip), "activation %d" % (skip + 1))
+            c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+            c.step("next")
+            c.stopped("step")
+            line = c.frames()[0]["line"]
+            check(line == line_of(path, "AFTER"), "next from activation %d stopped at line %d" % (skip + 1, line))
+            c.request("continue", {"threadId": 1})
+            check(c.finish() == 0, "exit")
+        finally:
+            c.close()
+
+
+@case
 def next_over_a_tail_call_stops_in_the_caller_not_in_the_called_function():
     path = script("tail_call.lua", """local function g(x)
   local y = x + 1               -- G1
