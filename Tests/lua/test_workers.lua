@@ -425,6 +425,32 @@ test("apply: a heavy block over element tables, or element functions that count,
   ok(pooled > 0, "frozen elements went to the pool")
 end)
 
+test("apply: the element check stops where the walk does, and covers keys and values that cannot cross", function()
+  local function heavy() local s = 0 for i = 1, 20000 do s = s + i % 3 end return s end
+  -- A border of 2^40: the walk, and the check, stop at the first nil (element 3).
+  local sparse = {}
+  for k = 40, 0, -1 do sparse[1 << k] = k end
+  eq(rawlen(sparse), 1 << 40)
+  local ch = bk.channel()
+  bk.apply(sparse, function(x) heavy() ch:send(x) end)  -- assigns to no upvalue: it may go to the pool
+  local visited = 0
+  while ch:receive(0) ~= nil do visited = visited + 1 end
+  eq(visited, 2)
+  -- Dictionary keys that are tables: a change to them must not go to a copy.
+  local dict = {}
+  for i = 1, 64 do dict[{ n = i }] = i end
+  bk.apply(bk.dictionary(dict), function(k, v) heavy() k.marked = true end)
+  local marked = 0
+  for k in pairs(dict) do if k.marked then marked = marked + 1 end end
+  eq(marked, 64)
+  -- Elements that cannot cross (coroutines) keep the work in the caller: every one is visited.
+  local cos = {}
+  for i = 1, 64 do cos[i] = coroutine.create(function() return i end) end
+  local seen = 0
+  bk.apply(cos, function(co) heavy() if coroutine.resume(co) then seen = seen + 1 end end)
+  eq(seen, 64)
+end)
+
 test("apply / parallelMap: sets and other kinds run as each / map", function()
   local r = bk.parallelMap(bk.set { 1, 2, 3 }, function(x) return x * 10 end)
   local sum = 0

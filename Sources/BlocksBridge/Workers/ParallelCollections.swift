@@ -75,32 +75,45 @@ enum ParallelCollections {
         return mapping ? 1 : 0
     }
 
-    /// Why `apply`'s elements (dictionary: values) cannot go to the pool, or nil. `apply` works by
-    /// its block's effects, and on the pool the block gets copies: a change to an element table, or
-    /// an element function that assigns to its upvalues, would be made to a copy and lost. Such an
-    /// element (a table that is not frozen, a function the block's rule refuses) keeps the work in
-    /// the caller. One raw read per element, in place; only once the work is known to be heavy.
+    /// Why `apply`'s elements (dictionary: keys and values) cannot go to the pool, or nil. `apply`
+    /// works by its block's effects, and on the pool the block gets copies: a change to an element
+    /// table, or an element function that assigns to its upvalues, would be made to a copy and lost;
+    /// an element that cannot cross at all (a coroutine, a file) would end the call half-way. Such an
+    /// element (a table that is not frozen, a function the block's rule refuses, a value that cannot
+    /// be copied) keeps the work in the caller. One raw read per element, in place, up to the first
+    /// nil of a list (where the walk stops too); only once the work is known to be heavy.
     private static func elementProblem(_ stack: LuaStack, keys: Int32, count: Int64) -> String? {
         let top = stack.top
         defer { stack.top = top }
+        var lastFunction: UnsafeRawPointer?  // the function checked last (elements often share one)
+        /// The problem of the value at `index`; `what` names it, made only for a message.
+        func problem(at index: Int32, _ what: () -> String) -> String? {
+            switch stack.type(at: index) {
+            case .table where !stack.isFrozenView(index):
+                return "\(what()) is a table: a change to it would be made to a copy (bk.freeze it to share a read-only one)"
+            case .function:
+                let function = stack.toPointer(index)
+                if function == lastFunction { return nil }
+                lastFunction = function
+                return stack.transferProblem(at: index, what: what(), strict: true)
+            case .userdata, .thread, .lightUserdata:
+                return stack.transferProblem(at: index, what: what())
+            default:
+                return nil
+            }
+        }
         var i: Int64 = 1
         while i <= count {
             if keys != 0 {
                 _ = stack.rawGet(keys, i)
+                if let found = problem(at: -1, { "a key of the dictionary" }) { return found }
                 _ = stack.rawGet(1)
+                if let found = problem(at: -1, { "a value of the dictionary" }) { return found }
             } else {
-                _ = stack.rawGet(1, i)
+                if stack.rawGet(1, i) == .nil { return nil }  // the walk ends here too
+                if let found = problem(at: -1, { "element [\(i)]" }) { return found }
             }
-            let what = keys != 0 ? "a value of the dictionary" : "element [\(i)]"
-            switch stack.type(at: -1) {
-            case .table where !stack.isFrozenView(-1):
-                return "\(what) is a table: a change to it would be made to a copy (bk.freeze it to share a read-only one)"
-            case .function:
-                if let problem = stack.transferProblem(at: -1, what: what, strict: true) { return problem }
-            default:
-                break
-            }
-            stack.pop()
+            stack.top = top
             i += 1
         }
         return nil
