@@ -431,14 +431,14 @@ test("apply: the element check stops where the walk does, and covers keys and va
   for k = 40, 0, -1 do sparse[1 << k] = k end
   eq(rawlen(sparse), 1 << 40)
   local ch = bk.channel()
-  bk.apply(sparse, function(x) heavy() ch:send(x) end)  -- assigns to no upvalue: it may go to the pool
+  bk.apply(sparse, function(x) heavy(1) ch:send(x) end)  -- assigns to no upvalue: it may go to the pool
   local visited = 0
   while ch:receive(0) ~= nil do visited = visited + 1 end
   eq(visited, 2)
   -- Dictionary keys that are tables: a change to them must not go to a copy.
   local dict = {}
   for i = 1, 64 do dict[{ n = i }] = i end
-  bk.apply(bk.dictionary(dict), function(k, v) heavy() k.marked = true end)
+  bk.apply(bk.dictionary(dict), function(k, v) heavy(1) k.marked = true end)
   local marked = 0
   for k in pairs(dict) do if k.marked then marked = marked + 1 end end
   eq(marked, 64)
@@ -446,7 +446,7 @@ test("apply: the element check stops where the walk does, and covers keys and va
   local cos = {}
   for i = 1, 64 do cos[i] = coroutine.create(function() return i end) end
   local seen = 0
-  bk.apply(cos, function(co) heavy() if coroutine.resume(co) then seen = seen + 1 end end)
+  bk.apply(cos, function(co) heavy(1) if coroutine.resume(co) then seen = seen + 1 end end)
   eq(seen, 64)
 end)
 
