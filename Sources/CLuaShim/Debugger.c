@@ -1006,8 +1006,7 @@ static void bk_dbg_on_return(lua_State *L, lua_Debug *ar, bk_debugger *d) {
 // call events, answered without the full handler's frame.
 static int bk_dbg_call_known(lua_State *L, const lua_Debug *ar, bk_debugger *d) {
     if ((ar->event != LUA_HOOKCALL && ar->event != LUA_HOOKTAILCALL) || d->in_agent || d->called_layout <= 0 ||
-        __atomic_load_n(&d->function_count, __ATOMIC_RELAXED) != 0 ||
-        __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) != BK_STEP_NONE) return 0;
+        __atomic_load_n(&d->function_count, __ATOMIC_RELAXED) != 0 || bk_dbg_stepping(d, L)) return 0;
     const void *closure = bk_dbg_called_closure(ar);
     const bk_dbg_called *known = closure != NULL ? bk_dbg_called_slot(d, closure) : NULL;
     if (known == NULL || known->closure != closure || known->gen != __atomic_load_n(&d->gen, __ATOMIC_RELAXED)) return 0;
