@@ -96,7 +96,10 @@ struct bk_debugger {
     int function_count;
     unsigned gen;     // bumped by every change of breakpoints
     bk_dbg_source *sources[BK_DEBUG_BUCKETS];
-    bk_runtime *rt;       // the attached state's (atomic): pokes for pause and new breakpoints
+    bk_runtime *rt;       // the attached state's: pokes for pause and new breakpoints (under poke_lock)
+    // Held by a poke while it uses `rt`, and by attach and detach as they set it: once detach has
+    // returned, no poke from another thread can reach a runtime freed with its state.
+    pthread_mutex_t poke_lock;
     int pause_requested;  // atomics
     int exceptions;
     // The Lua thread's own (no lock).
@@ -164,14 +167,22 @@ static void bk_dbg_changed(bk_debugger *d, int function_count) {
 // The hub gives the debugger a count event at the state's next instruction: there it takes the new
 // breakpoints or the pause (no count hook runs meanwhile: it would cost ~2x).
 static void bk_dbg_poke(bk_debugger *d) {
-    bk_runtime *rt = __atomic_load_n(&d->rt, __ATOMIC_ACQUIRE);
-    if (rt != NULL) bk_hook_poke(rt);
+    pthread_mutex_lock(&d->poke_lock);
+    if (d->rt != NULL) bk_hook_poke(d->rt);
+    pthread_mutex_unlock(&d->poke_lock);
+}
+
+static void bk_dbg_set_runtime(bk_debugger *d, bk_runtime *rt) {
+    pthread_mutex_lock(&d->poke_lock);
+    d->rt = rt;
+    pthread_mutex_unlock(&d->poke_lock);
 }
 
 bk_debugger *bk_debugger_create(void) {
     bk_debugger *d = calloc(1, sizeof *d);
     if (d == NULL) return NULL;
     pthread_mutex_init(&d->lock, NULL);
+    pthread_mutex_init(&d->poke_lock, NULL);
     for (int i = 0; i < BK_DEBUG_FUNCTIONS; i++) d->functions_seen[i].gen = ~0u;
     return d;
 }
@@ -195,6 +206,7 @@ void bk_debugger_destroy(bk_debugger *d) {
         }
     }
     pthread_mutex_destroy(&d->lock);
+    pthread_mutex_destroy(&d->poke_lock);
     free(d);
 }
 
@@ -1078,7 +1090,7 @@ static void bk_dbg_hook_full(lua_State *L, lua_Debug *ar, bk_debugger *d) {
 
 void bk_debugger_attach(lua_State *L, bk_debugger *d, int stopOnEntry) {
     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_agent_key);
-    __atomic_store_n(&d->rt, bk_runtime_of(L), __ATOMIC_RELEASE);
+    bk_dbg_set_runtime(d, bk_runtime_of(L));
     lua_pushlightuserdata(L, d);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_self_key);
     d->seen_gen = __atomic_load_n(&d->gen, __ATOMIC_RELAXED);
@@ -1098,7 +1110,7 @@ void bk_debugger_attach(lua_State *L, bk_debugger *d, int stopOnEntry) {
 }
 
 void bk_debugger_detach(lua_State *L, bk_debugger *d) {
-    __atomic_store_n(&d->rt, NULL, __ATOMIC_RELEASE);
+    bk_dbg_set_runtime(d, NULL);
     bk_hook_detach(L, BK_HOOK_DEBUGGER);
     lua_pushnil(L);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_self_key);
@@ -1110,6 +1122,8 @@ void bk_debugger_detach(lua_State *L, bk_debugger *d) {
     lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_step_thread_key);
     bk_dbg_called_forget(L, d);
 }
+
+void bk_debugger_forget_state(bk_debugger *d) { bk_dbg_set_runtime(d, NULL); }
 
 void bk_debugger_push_task_observer(lua_State *L) {
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_debugger_task_observer_key) != LUA_TFUNCTION) {

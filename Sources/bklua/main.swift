@@ -27,8 +27,11 @@ func bkluaMain(argv: [String] = CommandLine.arguments, debugger: DebugAttachment
         try state.stack.call(arguments: 0, results: 0)
     } catch {
         Runner.message(progname, error.description)
-        return 1
+        status = 1
     }
+    // Before the state goes: the session's thread may still poke it (breakpoints set after the
+    // run ended), and a poke must not reach a freed state.
+    if let debugger { state.stack.detachDebugger(debugger.session.hookClient) }
     return status
 }
 

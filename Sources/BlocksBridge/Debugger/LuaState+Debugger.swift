@@ -2,10 +2,16 @@ import CLuaShim
 
 /// A state's debug server (`startDebugServer`): the listening socket and the one session; kept as
 /// the state's extension object.
-final class DebugServer: @unchecked Sendable {
+final class DebugServer: @unchecked Sendable, LuaStateExtension {
     let lock = PlainLock()
     var listener: DebugListener?
     var session: DebugSession?
+
+    /// The session outlives the state (its transport's thread holds it): it must not poke the
+    /// state's runtime (breakpoints set, a pause asked) once the state is gone.
+    func stateWillClose() {
+        if let session = lock.withLock({ session }) { bk_debugger_forget_state(session.hookClient) }
+    }
 }
 
 extension LuaState {

@@ -55,6 +55,9 @@ int bk_debugger_on_exit(void (*handler)(int status, void *argument), void *argum
 /// registry). `stopOnEntry`: the first line run stops with reason "entry".
 void bk_debugger_attach(lua_State *L, bk_debugger *d, int stopOnEntry);
 void bk_debugger_detach(lua_State *L, bk_debugger *d);
+/// The attached state is closing (any thread, no Lua call): once this returns, no poke from the
+/// transport's thread (new breakpoints, a pause) reaches its runtime.
+void bk_debugger_forget_state(bk_debugger *d);
 /// Pushes the agent's C natives, a table { step, path, evaluating, sources, taskFailed,
 /// frozenContents, taskObserverKey, debug = a private debug library },
 /// in a protected call: returns its status (the error on top when not LUA_OK).
