@@ -309,6 +309,19 @@ print(x, g(3))
         c.close()
 
 
+def stop_at_bp_then_next_over_the_next_line(c, path):
+    """Starts `path` stopped at its `-- BP` line (breakpoints then cleared), steps to the NEXT line
+    and over it: the step must end on the line after NEXT within 10 s."""
+    c.start(path, breakpoints={path: [line_of(path, "-- BP")]})
+    c.stopped("breakpoint")
+    c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+    c.step("next")
+    c.stopped("step")
+    c.step("next")
+    c.stopped("step", timeout=10)
+    check(c.frames()[0]["line"] == line_of(path, "NEXT") + 1, "next over the NEXT line: %r" % c.frames()[0])
+
+
 @case
 def next_and_step_out_over_a_loop_from_a_deep_frame_do_not_walk_the_stack_at_every_line():
     # 30,000 levels down, a loop of 200,000 lines: each line used to walk the 30,000 levels (about 20 s a step
@@ -332,14 +345,7 @@ print(rec(30000), rec(30000))
 """)
     c = adapter()
     try:
-        c.start(path, breakpoints={path: [line_of(path, "-- BP")]})
-        c.stopped("breakpoint")
-        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
-        c.step("next")
-        c.stopped("step")
-        c.step("next")  # over work()
-        c.stopped("step", timeout=10)
-        check(c.frames()[0]["line"] == line_of(path, "NEXT") + 1, "next over work(): %r" % c.frames()[0])
+        stop_at_bp_then_next_over_the_next_line(c, path)
         c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": [{"line": line_of(path, "LOOP")}]})
         c.request("continue", {"threadId": 1})
         c.stopped("breakpoint")
@@ -380,14 +386,7 @@ print(rec(30000))
 """)
     c = adapter()
     try:
-        c.start(path, breakpoints={path: [line_of(path, "-- BP")]})
-        c.stopped("breakpoint")
-        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
-        c.step("next")
-        c.stopped("step")
-        c.step("next")  # over down(12)
-        c.stopped("step", timeout=10)
-        check(c.frames()[0]["line"] == line_of(path, "NEXT") + 1, "next over down(12): %r" % c.frames()[0])
+        stop_at_bp_then_next_over_the_next_line(c, path)
         c.request("continue", {"threadId": 1})
         check(c.finish(timeout=60) == 0, "exit")
     finally:
@@ -615,6 +614,20 @@ def function_breakpoints_past_4096_bytes_of_names_all_hit():
         c.close()
 
 
+def first_stop_is_hit(path, n, variable):
+    """Runs `path` with a breakpoint on its BP line that stops at its n-th hit: the run stops there
+    (every hit before it counted) with `variable` == n."""
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [{"line": line_of(path, "BP"), "hitCondition": str(n)}]})
+        c.stopped("breakpoint")
+        check(c.evaluate(variable)["result"] == str(n), "the hit number %d is at %s == %d" % (n, variable, n))
+        c.request("continue", {"threadId": 1})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
 @case
 def a_function_at_the_address_of_a_collected_one_still_gets_its_breakpoints():
     # Call events are answered by the called closure's address after its first call. 64 closures
@@ -638,15 +651,7 @@ for i = 1, 64 do
   b(i)
 end
 """)
-    c = adapter()
-    try:
-        c.start(path, breakpoints={path: [{"line": line_of(path, "BP"), "hitCondition": "64"}]})
-        c.stopped("breakpoint")
-        check(c.evaluate("i")["result"] == "64", "the 64th hit is at i == 64")
-        c.request("continue", {"threadId": 1})
-        check(c.finish() == 0, "exit")
-    finally:
-        c.close()
+    first_stop_is_hit(path, 64, "i")
 
 
 @case
@@ -673,15 +678,7 @@ collectgarbage()
 collectgarbage()
 for i = 1, 200 do make_b()(i) end
 """)
-    c = adapter()
-    try:
-        c.start(path, breakpoints={path: [{"line": line_of(path, "BP"), "hitCondition": "200"}]})
-        c.stopped("breakpoint")
-        check(c.evaluate("x")["result"] == "200", "the 200th hit is at x == 200")
-        c.request("continue", {"threadId": 1})
-        check(c.finish() == 0, "exit")
-    finally:
-        c.close()
+    first_stop_is_hit(path, 200, "x")
 
 
 @case
