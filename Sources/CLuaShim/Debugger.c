@@ -1379,9 +1379,17 @@ void bk_debugger_resume_ended(lua_State *L, lua_State *co, int status, void *con
     if (bk_dbg_resumed_by_bridge(L)) {
         if (__atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) == BK_STEP_IN && d->step_L == co &&
             lua_status(co) != LUA_YIELD) {
-            bk_dbg_step_bind(L, d, L);
+            // Any thread's: the resumer may be the loop's own, whose callback ends without a line
+            // of the script's, and the main code (back from bk.await) goes on without an event.
+            bk_dbg_step_bind(L, d, NULL);
             d->step_ci = NULL;
             bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
+            if (lua_checkstack(L, 1)) {
+                lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+                lua_State *main = lua_tothread(L, -1);
+                lua_pop(L, 1);
+                if (main != NULL && main != L) bk_hook_thread_extra(main, LUA_MASKLINE | LUA_MASKRET);
+            }
         }
         return;
     }

@@ -822,6 +822,32 @@ local done = true      -- END
 
 
 @case
+def step_in_off_the_end_of_a_task_that_waited_stops_at_the_main_codes_next_line():
+    # The task's last resume comes from the loop (the task waited): the step went with that
+    # resumer, which ends with no line of the script's, and was lost.
+    path = script("task_end.lua", """local t = bk.async(function()
+  bk.sleep(0.1)
+  return 1             -- BP
+end)
+local r = bk.await(t)
+print("end", r)        -- END
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "BP")]})
+        stop = c.stopped("breakpoint")
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        c.step("stepIn", stop["threadId"])
+        stop = c.stopped("step")
+        line = c.frames(stop["threadId"])[0]["line"]
+        check(line == line_of(path, "END"), "stepIn off the task's end stopped at line %d" % line)
+        c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
 def another_tasks_stop_ends_a_pending_next_over_bk_sleep():
     path = script("step_ended.lua", """local function a()
   local x = 1        -- A-BP
