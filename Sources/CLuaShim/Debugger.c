@@ -34,7 +34,7 @@
 static const char bk_debugger_agent_key = 0;  // registry[&key] = the agent function
 static const char bk_debugger_self_key = 0;   // registry[&key] = the attached bk_debugger (light)
 static const char bk_debugger_task_observer_key = 0;  // registry[&key] = the agent's onTask
-static const char bk_debugger_called_key = 0;  // registry[&key] = the closures `called` holds
+static const char bk_debugger_called_key = 0;  // registry[&key] = a userdata holding `called`'s closures
 static const char bk_debugger_step_thread_key = 0;  // registry[&key] = the thread a step is bound to
 
 typedef struct bk_dbg_file {  // a file's line breakpoints, as the client set them
@@ -874,7 +874,7 @@ static bk_dbg_called *bk_dbg_called_slot(bk_debugger *d, const void *closure) {
 }
 
 // After a call event's full look: checks the CallInfo read against lua_getinfo "f", and once it
-// is trusted keeps the answer for the closure (held in the registry's table, its slot's).
+// is trusted keeps the answer for the closure (held as the holder userdata's user value, its slot's).
 static void bk_dbg_called_remember(lua_State *L, lua_Debug *ar, bk_debugger *d, const void *closure,
                                    unsigned gen, int lines) {
     if (closure == NULL || d->called_layout < 0 || !lua_checkstack(L, 4)) return;

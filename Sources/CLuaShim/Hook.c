@@ -206,10 +206,9 @@ void bk_hook_attach_deferred(lua_State *L, int slot, bk_hook_fn fn, void *contex
 }
 
 void bk_hook_attach(lua_State *L, int slot, bk_hook_fn fn, void *context, int mask, int count) {
-    bk_runtime *rt = bk_runtime_of(L);
-    if (rt == NULL || slot < 0 || slot >= BK_HOOK_SLOTS) return;
     bk_hook_attach_deferred(L, slot, fn, context, mask, count);
-    bk_hub_apply(L, rt, -1);
+    bk_runtime *rt = bk_runtime_of(L);
+    if (rt != NULL) bk_hub_apply(L, rt, -1);
 }
 
 void bk_hook_detach(lua_State *L, int slot) {
