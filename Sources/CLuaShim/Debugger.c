@@ -1051,6 +1051,13 @@ static void bk_dbg_hook_full(lua_State *L, lua_Debug *ar, bk_debugger *d) {
             // back itself.
             bk_runtime *rt = bk_runtime_of(L);
             if (rt != NULL && rt->swift_depth > 0) rt->swift_depth--;
+            // A task (one the evaluation started: only its code runs now) ends as cancelled, as
+            // t:cancel() ends one: the debugger stopped it, and its failure would fail the run.
+            if (bk_thread_is_task(L, L) && lua_checkstack(L, 2)) {
+                lua_pushliteral(L, "bk.cancelled");
+                if (lua_rawget(L, LUA_REGISTRYINDEX) != LUA_TNIL) lua_error(L);
+                lua_pop(L, 1);
+            }
             luaL_error(L, "evaluation stopped: it ran too long (the debugger's limit) or was paused");
         }
         return;
@@ -1351,11 +1358,50 @@ void bk_debugger_exception(lua_State *L, int uncaught) {
     bk_dbg_remember_shown(L, L, -1);
 }
 
-// Whether the coroutine.resume (or wrap function) running at L's level 0 was called by the bridge's
-// own code (the tasks engine resuming a task): then a step stays with the task.
-static int bk_dbg_resumed_by_bridge(lua_State *L) {
+// Whether the coroutine.resume (or wrap function) running at L's level 0 is the tasks engine's,
+// resuming a task: then a step stays with the task. A coroutine of the script's that a helper's Lua
+// resumes (a `coroutine.wrap` function passed to `bk.each` as the block) is the script's.
+static int bk_dbg_resumed_by_bridge(lua_State *L, lua_State *co) {
     lua_Debug caller;
-    return lua_getstack(L, 1, &caller) && lua_getinfo(L, "S", &caller) && bk_dbg_hidden(caller.source);
+    return lua_getstack(L, 1, &caller) && lua_getinfo(L, "S", &caller) && bk_dbg_hidden(caller.source) &&
+           bk_thread_is_task(L, co);
+}
+
+// A step bound to a thread that has ended goes on at the next line of any thread: the resumer may
+// be the loop's own, whose callback ends without a line of the script's, and the main code (back
+// from bk.await) goes on without an event.
+static void bk_dbg_step_anywhere(lua_State *L, bk_debugger *d) {
+    bk_dbg_step_bind(L, d, NULL);
+    d->step_ci = NULL;
+    d->step_returned = 0;
+    __atomic_store_n(&d->step_mode, BK_STEP_IN, __ATOMIC_RELAXED);
+    bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
+    if (lua_checkstack(L, 1)) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+        lua_State *main = lua_tothread(L, -1);
+        lua_pop(L, 1);
+        if (main != NULL && main != L) bk_hook_thread_extra(main, LUA_MASKLINE | LUA_MASKRET);
+    }
+}
+
+// A step bound to co goes on in L, which co gave control back to: stepping out of (or over the end
+// of) a coroutine's function stops in its resumer, as a step out of a function stops in its caller;
+// so does a step over a yield (the coroutine may never be resumed).
+static void bk_dbg_step_to_resumer(lua_State *L, lua_State *co, bk_debugger *d) {
+    int step_mode = __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED);
+    if (step_mode == BK_STEP_NONE || d->step_L != co) return;
+    bk_dbg_step_bind(L, d, L);
+    d->step_ci = NULL;
+    if (step_mode == BK_STEP_IN) {
+        d->step_returned = 0;  // the next line, anywhere
+    } else {
+        // As the return of the resume (or close) call, L's level 0: the resumer's next line, or
+        // its return when it returns on that line.
+        d->step_depth = bk_dbg_depth(L);
+        d->step_returned = 1;
+        __atomic_store_n(&d->step_mode, BK_STEP_OUT, __ATOMIC_RELAXED);
+    }
+    bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
 }
 
 void bk_debugger_resume_starting(lua_State *L, lua_State *co, void *context) {
@@ -1363,7 +1409,7 @@ void bk_debugger_resume_starting(lua_State *L, lua_State *co, void *context) {
     // The tasks engine's resumes are its own, but the first one of a task (bk.async runs its
     // function at once, up to its first wait): a stepIn on that line enters the task's function.
     if (d == NULL || d->in_agent || __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) != BK_STEP_IN ||
-        d->step_L != L || (bk_dbg_resumed_by_bridge(L) && !bk_coroutine_fresh(co)))
+        d->step_L != L || (!bk_coroutine_fresh(co) && bk_dbg_resumed_by_bridge(L, co)))
         return;
     bk_dbg_step_bind(L, d, co);
     d->step_ci = NULL;
@@ -1373,44 +1419,16 @@ void bk_debugger_resume_starting(lua_State *L, lua_State *co, void *context) {
 void bk_debugger_resume_ended(lua_State *L, lua_State *co, int status, void *context) {
     bk_debugger *d = context;
     if (d == NULL || d->in_agent) return;  // an evaluation's own coroutines
-    // The tasks engine's resumes (bk/ code) are its own: a task's step waits for the task, and a
-    // task's error is reported as the task's (taskFailed). A stepIn bound to a task that has ended
-    // goes on at the next line anywhere (it never stopped again).
-    if (bk_dbg_resumed_by_bridge(L)) {
-        if (__atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) == BK_STEP_IN && d->step_L == co &&
-            lua_status(co) != LUA_YIELD) {
-            // Any thread's: the resumer may be the loop's own, whose callback ends without a line
-            // of the script's, and the main code (back from bk.await) goes on without an event.
-            bk_dbg_step_bind(L, d, NULL);
-            d->step_ci = NULL;
-            bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
-            if (lua_checkstack(L, 1)) {
-                lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
-                lua_State *main = lua_tothread(L, -1);
-                lua_pop(L, 1);
-                if (main != NULL && main != L) bk_hook_thread_extra(main, LUA_MASKLINE | LUA_MASKRET);
-            }
-        }
+    // The tasks engine's resumes are its own: a task's step waits for the task, and a task's error
+    // is reported as the task's (taskFailed). A step bound to a task that has ended goes on at the
+    // next line anywhere: the task's caller is the engine, and whoever awaited it runs on later.
+    if (bk_dbg_resumed_by_bridge(L, co)) {
+        if (__atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) != BK_STEP_NONE && d->step_L == co &&
+            lua_status(co) != LUA_YIELD)
+            bk_dbg_step_anywhere(L, d);
         return;
     }
-    // A step bound to co goes on in L, which co gave control back to: stepping out of (or over
-    // the end of) a coroutine's function stops in its resumer, as a step out of a function stops
-    // in its caller; so does a step over a yield (the coroutine may never be resumed).
-    int step_mode = __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED);
-    if (step_mode != BK_STEP_NONE && d->step_L == co) {
-        bk_dbg_step_bind(L, d, L);
-        d->step_ci = NULL;
-        if (step_mode == BK_STEP_IN) {
-            d->step_returned = 0;  // the next line, anywhere
-        } else {
-            // As the return of the resume call (L's level 0): the resumer's next line, or its
-            // return when it returns on the resume's line.
-            d->step_depth = bk_dbg_depth(L);
-            d->step_returned = 1;
-            __atomic_store_n(&d->step_mode, BK_STEP_OUT, __ATOMIC_RELAXED);
-        }
-        bk_hook_thread_extra(L, LUA_MASKLINE | LUA_MASKRET);
-    }
+    bk_dbg_step_to_resumer(L, co, d);
     if (status == LUA_OK || status == LUA_YIELD || lua_gettop(L) < 1) return;
     if (!lua_checkstack(L, 2) || !lua_checkstack(co, 1)) return;
     // resume (or wrap) caught the error, now at L's top: the `all` filter stops on it, once.
@@ -1423,6 +1441,16 @@ void bk_debugger_resume_ended(lua_State *L, lua_State *co, int status, void *con
         bk_dbg_remember_shown(L, co, -1);  // until resume returns it or wrap raises it again
     }
     lua_pop(L, 2);
+}
+
+void bk_debugger_coroutine_closed(lua_State *L, lua_State *co, void *context) {
+    bk_debugger *d = context;
+    if (d == NULL || d->in_agent) return;
+    if (!bk_dbg_resumed_by_bridge(L, co)) {
+        bk_dbg_step_to_resumer(L, co, d);
+    } else if (__atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) != BK_STEP_NONE && d->step_L == co) {
+        bk_dbg_step_anywhere(L, d);  // the tasks engine closed a task's coroutine (it failed, or was cancelled)
+    }
 }
 
 void bk_debugger_error_moved(lua_State *L, lua_State *from, int raised) {

@@ -532,6 +532,9 @@ static int bk_co_auxwrap(lua_State *L) {
         if (status != LUA_OK && status != LUA_YIELD) {  // an error in the coroutine: close it
             status = lua_resetthread(co);
             lua_xmove(co, L, 1);
+            bk_runtime *rt = bk_runtime_of(L);
+            if (rt != NULL && rt->hook_clients[BK_HOOK_DEBUGGER].fn != NULL)  // its __close handlers ran
+                bk_debugger_coroutine_closed(L, co, rt->hook_clients[BK_HOOK_DEBUGGER].context);
         }
         if (status != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
             luaL_where(L, 1);
@@ -542,6 +545,42 @@ static int bk_co_auxwrap(lua_State *L) {
         return lua_error(L);
     }
     return r;
+}
+
+// coroutine.close(co), as Lua's (luaB_close), with the hub on `co` while its pending `__close`
+// handlers run there, and the debugger told afterwards: a step in a handler goes on in L, as one
+// that leaves a resumed coroutine does (co dies inside close, with no resume to end).
+static int bk_co_close(lua_State *L) {
+    lua_State *co = bk_getco(L);
+    const char *refused = NULL;
+    if (co == L) {
+        refused = "running";
+    } else if (lua_status(co) == LUA_OK) {
+        lua_Debug probe;
+        if (lua_getstack(co, 0, &probe)) refused = "normal";  // it resumed another
+    }
+    if (refused != NULL) return luaL_error(L, "cannot close a %s coroutine", refused);
+    bk_runtime *rt = bk_runtime_of(co);
+    if (rt != NULL) bk_hub_prepare(co, rt);
+    lua_State *previous = bk_running;
+    bk_runtime *previous_rt = bk_running_rt;
+    bk_running = co;
+    bk_running_rt = rt;
+    int status = lua_resetthread(co);
+    bk_running = previous;
+    bk_running_rt = previous_rt;
+    bk_hook_resumed(L);
+    int results = 1;
+    if (status == LUA_OK) {
+        lua_pushboolean(L, 1);
+    } else {
+        lua_pushboolean(L, 0);
+        lua_xmove(co, L, 1);
+        results = 2;
+    }
+    if (rt != NULL && rt->hook_clients[BK_HOOK_DEBUGGER].fn != NULL)
+        bk_debugger_coroutine_closed(L, co, rt->hook_clients[BK_HOOK_DEBUGGER].context);
+    return results;
 }
 
 static int bk_co_wrap(lua_State *L) {
@@ -559,6 +598,8 @@ void bk_hook_install_library(lua_State *L) {
         lua_setfield(L, -2, "resume");
         lua_pushcfunction(L, bk_co_wrap);
         lua_setfield(L, -2, "wrap");
+        lua_pushcfunction(L, bk_co_close);
+        lua_setfield(L, -2, "close");
     }
     lua_pop(L, 1);
     if (lua_getglobal(L, LUA_DBLIBNAME) == LUA_TTABLE) {

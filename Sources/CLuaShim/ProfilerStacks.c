@@ -16,24 +16,6 @@ static int bk_is_bridge_source(const char *source) {
     return strncmp(source, "=bk/", 4) == 0 || strncmp(source, "=[bk ", 5) == 0;
 }
 
-// Whether L is a task's coroutine: the tasks engine keeps them as keys of a weak table
-// (registry["bk.tasks"].taskThreads), read raw.
-static int bk_is_task_thread(lua_State *L) {
-    if (!lua_checkstack(L, 3)) return 0;
-    int found = 0;
-    if (lua_getfield(L, LUA_REGISTRYINDEX, "bk.tasks") == LUA_TTABLE) {  // the registry has no metatable
-        lua_pushliteral(L, "taskThreads");
-        if (lua_rawget(L, -2) == LUA_TTABLE) {
-            lua_pushthread(L);
-            found = lua_rawget(L, -2) == LUA_TBOOLEAN;
-            lua_pop(L, 1);
-        }
-        lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
-    return found;
-}
-
 // The file name a source names: the last component of "@path", the text of "=name", else
 // short_src ("[string "..."]").
 static const char *bk_frame_file(const lua_Debug *ar) {
@@ -142,7 +124,7 @@ size_t bk_profile_collect(lua_State *L, const char *label, char *buffer, size_t 
     const char *base = label != NULL && label[0] != '\0' ? label : NULL;
     const char *kind = NULL;
     if (!main_thread && !truncated) {
-        if (bk_is_task_thread(L)) kind = "task";
+        if (bk_thread_is_task(L, L)) kind = "task";
         else if (lua_isyieldable(L)) kind = "coroutine";  // not the loop's threads (called, not resumed)
     }
     if (kind == NULL)

@@ -783,7 +783,9 @@ print(table.concat(log, ","))
 @case
 def a_next_in_a_task_that_is_cancelled_is_not_taken_up_by_a_coroutine_at_its_address():
     # The step is bound to the task's coroutine. Cancelled, it was collected and a new coroutine
-    # took its address: the step then stopped on the main code's line that resumed that one.
+    # took its address: the step then stopped on the main code's line that resumed that one. The
+    # cancel ends the task's function (bk.cancelled is raised in it): the step stops at the next
+    # line that runs, the main code's after t:cancel(), and nothing of it is left after that.
     path = script("cancelled_step.lua", """local function sleeper()
   local a = 1
   bk.sleep(5)          -- SLEEP
@@ -796,7 +798,7 @@ end
 local t = bk.async(sleeper)
 bk.sleep(0.5)
 t:cancel()
-pcall(bk.await, t)
+pcall(bk.await, t)     -- AFTER-CANCEL
 t = nil
 collectgarbage()
 collectgarbage()
@@ -814,6 +816,10 @@ local done = true      -- END
         c.step("next", stop["threadId"])
         stop = c.stopped()
         line = c.frames(stop["threadId"])[0]["line"]
+        check(stop["reason"] == "step" and line == line_of(path, "AFTER-CANCEL"), "stopped by %s at line %d" % (stop["reason"], line))
+        c.request("continue", {"threadId": stop["threadId"]})
+        stop = c.stopped()
+        line = c.frames(stop["threadId"])[0]["line"]
         check(stop["reason"] == "breakpoint" and line == line_of(path, "END"), "stopped by %s at line %d" % (stop["reason"], line))
         c.request("continue", {"threadId": stop["threadId"]})
         check(c.finish() == 0, "exit")
@@ -822,9 +828,10 @@ local done = true      -- END
 
 
 @case
-def step_in_off_the_end_of_a_task_that_waited_stops_at_the_main_codes_next_line():
+def a_step_off_the_end_of_a_task_that_waited_stops_at_the_main_codes_next_line():
     # The task's last resume comes from the loop (the task waited): the step went with that
-    # resumer, which ends with no line of the script's, and was lost.
+    # resumer, which ends with no line of the script's, and was lost (a next or stepOut too: the
+    # task's function has no caller of the script's to stop in).
     path = script("task_end.lua", """local t = bk.async(function()
   bk.sleep(0.1)
   return 1             -- BP
@@ -832,17 +839,90 @@ end)
 local r = bk.await(t)
 print("end", r)        -- END
 """)
+    for steps in (["stepIn"], ["next"], ["stepOut"]):
+        c = adapter()
+        try:
+            c.start(path, breakpoints={path: [line_of(path, "BP")]})
+            stop = c.stopped("breakpoint")
+            c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+            for step in steps:
+                c.step(step, stop["threadId"])
+                stop = c.stopped("step")
+            line = c.frames(stop["threadId"])[0]["line"]
+            check(line == line_of(path, "END"), "%s off the task's end stopped at line %d" % (steps, line))
+            c.request("continue", {"threadId": stop["threadId"]})
+            check(c.finish() == 0, "exit")
+        finally:
+            c.close()
+
+
+@case
+def a_step_in_a_close_handler_that_coroutine_close_runs_stops_after_the_close():
+    # The coroutine dies inside coroutine.close, with no resume to end: the step went nowhere.
+    path = script("close_step.lua", """local co = coroutine.create(function()
+  local guard <close> = setmetatable({}, { __close = function()
+    local c1 = 1        -- HANDLER
+    local c2 = 2        -- LAST-IN-HANDLER
+  end })
+  coroutine.yield(1)
+end)
+coroutine.resume(co)
+local ok = coroutine.close(co)
+local after = ok       -- AFTER
+local wrapped = coroutine.wrap(function()
+  local guard <close> = setmetatable({}, { __close = function()
+    local w = 1         -- WRAP-HANDLER
+  end })
+  error("boom")
+end)
+print(pcall(wrapped))  -- its handler runs as the wrap function closes it
+print("end", after)    -- FINAL
+""")
+    for marker, steps, want in (("HANDLER", ["stepOut"], "AFTER"), ("HANDLER", ["next", "next", "next"], "AFTER"),
+                                ("LAST-IN-HANDLER", ["stepIn", "stepIn"], "AFTER"),
+                                ("WRAP-HANDLER", ["stepOut"], "FINAL")):
+        c = adapter()
+        try:
+            c.start(path, breakpoints={path: [line_of(path, marker)]})
+            stop = c.stopped("breakpoint")
+            c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+            for step in steps:
+                c.step(step, stop["threadId"])
+                stop = c.stopped("step")
+            line = c.frames(stop["threadId"])[0]["line"]
+            check(line == line_of(path, want), "%s from %s stopped at line %d" % (steps, marker, line))
+            c.request("continue", {"threadId": stop["threadId"]})
+            check(c.finish() == 0, "exit")
+        finally:
+            c.close()
+
+
+@case
+def a_step_in_enters_a_coroutine_wrap_function_a_helper_resumes():
+    # bk.select's walk is the bridge's Lua: its resume of the script's wrap function was taken for
+    # the tasks engine's, and the stepIn ran past the block.
+    path = script("wrap_block.lua", """local isEven = coroutine.wrap(function(x)
+  while true do
+    local even = x % 2 == 0   -- BODY
+    x = coroutine.yield(even)
+  end
+end)
+isEven(0)
+local evens = bk.select({ 1, 2, 3, 4 }, isEven)   -- CALL
+print("end", #evens)
+""")
     c = adapter()
     try:
-        c.start(path, breakpoints={path: [line_of(path, "BP")]})
+        c.start(path, breakpoints={path: [line_of(path, "CALL")]})
         stop = c.stopped("breakpoint")
         c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
         c.step("stepIn", stop["threadId"])
         stop = c.stopped("step")
         line = c.frames(stop["threadId"])[0]["line"]
-        check(line == line_of(path, "END"), "stepIn off the task's end stopped at line %d" % line)
+        check(line == line_of(path, "BODY"), "stepIn stopped at line %d" % line)
         c.request("continue", {"threadId": stop["threadId"]})
         check(c.finish() == 0, "exit")
+        check("end\t2" in c.output.get("stdout", ""), "output %r" % c.output)
     finally:
         c.close()
 
@@ -2067,6 +2147,27 @@ print("done", n)
         c.request("continue", {"threadId": 1})
         check(c.finish(timeout=40) == 0, "exit")
         check("done\t6" in c.output.get("stdout", ""), "output %r" % c.output)
+    finally:
+        c.close()
+
+
+@case
+def a_task_an_evaluation_starts_and_its_limit_stops_ends_as_cancelled():
+    # The limit's error failed the task, and the failure (reported at close) failed the run.
+    path = script("eval_task.lua", """local n = 0
+for i = 1, 2 do
+  n = n + i   -- HERE
+end
+print("done", n)
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [{"line": line_of(path, "HERE"),
+                                           "condition": "i == 2 and bk.async(function() while true do end end) == nil"}]})
+        # i == 1: false; i == 2: the task is stopped by the limit, and the condition is false.
+        check(c.finish(timeout=40) == 0, "exit (stderr: %r)" % c.output.get("stderr", "")[-400:])
+        check("done\t3" in c.output.get("stdout", ""), "output %r" % c.output)
+        check("evaluation stopped" not in c.output.get("stderr", ""), "reported: %r" % c.output.get("stderr", "")[-400:])
     finally:
         c.close()
 

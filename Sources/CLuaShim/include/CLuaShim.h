@@ -256,6 +256,9 @@ int bk_errorreport(lua_State *L);
 /// lua_CFunction () -> whether the state is closing (rule 10): each entry of the tasks engine asks
 /// first and refuses, naming itself (Tasks.c). C, not Swift: it is on bk.async's and bk.await's path.
 int bk_stateclosing(lua_State *L);
+/// Whether `co` is a task's coroutine (the engine keeps them as keys of the weak table
+/// registry["bk.tasks"].taskThreads; read raw, on L's stack).
+int bk_thread_is_task(lua_State *L, lua_State *co);
 
 /// lua_CFunction (result, count, source, i, n) -> count', stop: the toolbox's flatten by one level
 /// (ToolboxSplice.c): appends source[i..n] to result after `count`, each table with no metatable

@@ -73,6 +73,9 @@ void bk_debugger_resume_starting(lua_State *L, lua_State *co, void *context);
 /// error it raised (moved to L's top already: the stop may close or resume co) stops under the
 /// `all` filter. `context`: the debugger's hook client's.
 void bk_debugger_resume_ended(lua_State *L, lua_State *co, int status, void *context);
+/// L closed a coroutine of the script's (coroutine.close, or a coroutine.wrap function closing the
+/// one that raised), whose pending `__close` handlers ran there: a step bound to it goes on in L.
+void bk_debugger_coroutine_closed(lua_State *L, lua_State *co, void *context);
 /// The bridge reports an error it handled (the loop goes on): it is done with, and the same value
 /// raised again later is a new error, which the debugger stops on again.
 void bk_debugger_error_reported(lua_State *L);
