@@ -15,7 +15,6 @@ func debuggerBenchmarks(hits: Int) throws -> [Benchmark] {
         local function neverCalled(x)
           return x + 1
         end
-        Tools = { never = function(x) return x end }
         local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
         function work()
           local s = 0
@@ -29,6 +28,7 @@ func debuggerBenchmarks(hits: Int) throws -> [Benchmark] {
           end
           return s
         end
+        Tools = { never = function(x) return x end }
         """
     let path = "/bkbench/debugger-benchmark.lua"
     let plain = try LuaState()

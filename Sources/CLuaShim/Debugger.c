@@ -30,6 +30,7 @@
 #define BK_DEBUG_CALLED 64      // slots of the per-closure call cache (a power of two)
 #define BK_DEBUG_DEEPER 4       // CallInfos remembered as deeper than the stepped frame
 #define BK_DEBUG_LAYOUT_CHECKS 16  // calls that check the CallInfo read before it is trusted
+#define BK_DEBUG_EVALUATION_STOPPED "evaluation stopped: it ran too long (the debugger's limit) or was paused"
 
 static const char bk_debugger_agent_key = 0;  // registry[&key] = the agent function
 static const char bk_debugger_self_key = 0;   // registry[&key] = the attached bk_debugger (light)
@@ -1051,14 +1052,15 @@ static void bk_dbg_hook_full(lua_State *L, lua_Debug *ar, bk_debugger *d) {
             // back itself.
             bk_runtime *rt = bk_runtime_of(L);
             if (rt != NULL && rt->swift_depth > 0) rt->swift_depth--;
-            // A task (one the evaluation started: only its code runs now) ends as cancelled, as
-            // t:cancel() ends one: the debugger stopped it, and its failure would fail the run.
-            if (bk_thread_is_task(L, L) && lua_checkstack(L, 2)) {
+            // The error is bk.cancelled (the agent says why the evaluation ended): a task the
+            // evaluation started, which it may reach through coroutines of its own, then ends as
+            // cancelled, as t:cancel() ends one, and its failure does not fail the run.
+            if (lua_checkstack(L, 2)) {
                 lua_pushliteral(L, "bk.cancelled");
                 if (lua_rawget(L, LUA_REGISTRYINDEX) != LUA_TNIL) lua_error(L);
                 lua_pop(L, 1);
             }
-            luaL_error(L, "evaluation stopped: it ran too long (the debugger's limit) or was paused");
+            luaL_error(L, BK_DEBUG_EVALUATION_STOPPED);
         }
         return;
     }
@@ -1211,10 +1213,13 @@ static int bk_dbg_native_path(lua_State *L) {
     return 1;
 }
 
-// evaluating(seconds): threads the agent runs from now on stop after `seconds` (0: no limit).
+// evaluating(seconds) -> whether the evaluation that ran since the last call ran out (its error is
+// then bk.cancelled: `evaluationStopped` says why). Threads the agent runs from now on stop after
+// `seconds` (0: no limit).
 static int bk_dbg_native_evaluating(lua_State *L) {
     bk_debugger *d = bk_dbg_self(L);
     lua_Number seconds = luaL_checknumber(L, 1);
+    lua_pushboolean(L, d->eval_tripped);
     d->eval_deadline = seconds > 0 ? bk_dbg_now() + seconds : 0;
     d->eval_tripped = 0;
     __atomic_store_n(&d->eval_interrupted, 0, __ATOMIC_RELAXED);
@@ -1223,7 +1228,7 @@ static int bk_dbg_native_evaluating(lua_State *L) {
     // (no events), so its own hook is not changed (on a deep stack that walks every frame).
     d->attached_mask = bk_dbg_wanted_mask(d) | (seconds > 0 ? LUA_MASKCOUNT : 0);
     bk_hook_attach_deferred(L, BK_HOOK_DEBUGGER, bk_dbg_hook, d, d->attached_mask, BK_DEBUG_COUNT);
-    return 0;
+    return 1;
 }
 
 // sources(): the files the hook has seen run (absolute paths), for loadedSources.
@@ -1321,6 +1326,8 @@ static int bk_dbg_pushnatives_protected(lua_State *L) {
     lua_setfield(L, -2, "hold");
     lua_pushcfunction(L, bk_dbg_native_path);
     lua_setfield(L, -2, "path");
+    lua_pushliteral(L, BK_DEBUG_EVALUATION_STOPPED);
+    lua_setfield(L, -2, "evaluationStopped");
     lua_pushlightuserdata(L, d);
     lua_pushcclosure(L, bk_dbg_native_evaluating, 1);
     lua_setfield(L, -2, "evaluating");
@@ -1406,11 +1413,14 @@ static void bk_dbg_step_to_resumer(lua_State *L, lua_State *co, bk_debugger *d) 
 
 void bk_debugger_resume_starting(lua_State *L, lua_State *co, void *context) {
     bk_debugger *d = context;
+    if (d == NULL || d->in_agent || __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) != BK_STEP_IN) return;
+    if (d->step_L == NULL) {  // the next line anywhere (a step off a task's end, a pause): co's too
+        bk_hook_thread_extra(co, LUA_MASKLINE | LUA_MASKRET);
+        return;
+    }
     // The tasks engine's resumes are its own, but the first one of a task (bk.async runs its
     // function at once, up to its first wait): a stepIn on that line enters the task's function.
-    if (d == NULL || d->in_agent || __atomic_load_n(&d->step_mode, __ATOMIC_RELAXED) != BK_STEP_IN ||
-        d->step_L != L || (!bk_coroutine_fresh(co) && bk_dbg_resumed_by_bridge(L, co)))
-        return;
+    if (d->step_L != L || (!bk_coroutine_fresh(co) && bk_dbg_resumed_by_bridge(L, co))) return;
     bk_dbg_step_bind(L, d, co);
     d->step_ci = NULL;
     bk_hook_thread_extra(co, LUA_MASKLINE | LUA_MASKRET);

@@ -240,8 +240,9 @@ static int bk_debugger_follows(const bk_runtime *rt) {
 
 // A coroutine about to run: it gets the hub when the state wants one (a coroutine created before a
 // client attached has none) and drops a stale one.
-static void bk_hub_prepare(lua_State *co, bk_runtime *rt) {
-    if (lua_status(co) != LUA_OK && lua_status(co) != LUA_YIELD) return;  // dead: resume says so
+// The hub on `co` as the state wants it now, about to run: resumed, or closed (its pending
+// `__close` handlers run on it, also once it has died by an error).
+static void bk_hub_prepare_any(lua_State *co, bk_runtime *rt) {
     if (bk_debugger_follows(rt)) {
         bk_hub_apply(co, rt, LUA_MASKLINE | LUA_MASKRET);
         return;
@@ -251,12 +252,25 @@ static void bk_hub_prepare(lua_State *co, bk_runtime *rt) {
     if (wanted || lua_gethook(co) == bk_hub) bk_hub_apply(co, rt, -1);
 }
 
+static void bk_hub_prepare(lua_State *co, bk_runtime *rt) {
+    if (lua_status(co) != LUA_OK && lua_status(co) != LUA_YIELD) return;  // dead: resume says so
+    bk_hub_prepare_any(co, rt);
+}
+
 void bk_hook_resumed(lua_State *L) {
     bk_runtime *rt = L != NULL ? bk_runtime_of(L) : NULL;
     // Not while the debugger's agent runs (a stop, a condition): the resumer is then the stopped
     // thread, inside the hook (no events), or an evaluation's own coroutine, whose hook a resume
     // leaves as it was; lua_sethook would walk every frame of a deep stack, twice a hit.
     if (rt != NULL && rt->debugger_stopped == 0 && bk_debugger_follows(rt)) bk_hub_apply(L, rt, LUA_MASKLINE | LUA_MASKRET);
+}
+
+// L goes on after co ran (resumed, or closed): the debugger's events as it follows them, and a limit
+// that tripped in co raises at L's next instruction (every instruction raises once one has tripped;
+// L's own count would let it run up to a step's worth on).
+static void bk_hook_back_from(lua_State *L, bk_runtime *rt) {
+    bk_hook_resumed(L);
+    if (rt != NULL && rt->tripped != NULL) bk_hook_count_soon(L);
 }
 
 void bk_hook_prepare(lua_State *co) {
@@ -484,7 +498,7 @@ static int bk_auxresume(lua_State *L, lua_State *co, int narg) {
     int status = lua_resume(co, L, narg, &nres);
     bk_running = previous;
     bk_running_rt = previous_rt;
-    bk_hook_resumed(L);
+    bk_hook_back_from(L, rt);
     // The results (or the error) are moved off co before the debugger hears of it: a stop there
     // may run evaluations that close or resume co.
     int r = -1;
@@ -524,17 +538,35 @@ static int bk_co_resume(lua_State *L) {
     return r + 1;
 }
 
+// Runs co's pending `__close` handlers (lua_resetthread) as a resume runs co: with the hub on it and
+// co recorded as the running thread (a pause, the limits and the profiler reach a handler that
+// loops); a stepIn of L's goes into them. Returns lua_resetthread's status, its error on co's top.
+static int bk_close_thread(lua_State *L, lua_State *co) {
+    bk_runtime *rt = bk_runtime_of(co);
+    if (rt != NULL) bk_hub_prepare_any(co, rt);
+    if (rt != NULL && rt->hook_clients[BK_HOOK_DEBUGGER].fn != NULL)
+        bk_debugger_resume_starting(L, co, rt->hook_clients[BK_HOOK_DEBUGGER].context);
+    lua_State *previous = bk_running;
+    bk_runtime *previous_rt = bk_running_rt;
+    bk_running = co;
+    bk_running_rt = rt;
+    int status = lua_resetthread(co);
+    bk_running = previous;
+    bk_running_rt = previous_rt;
+    bk_hook_back_from(L, rt);
+    if (rt != NULL && rt->hook_clients[BK_HOOK_DEBUGGER].fn != NULL)
+        bk_debugger_coroutine_closed(L, co, rt->hook_clients[BK_HOOK_DEBUGGER].context);
+    return status;
+}
+
 static int bk_co_auxwrap(lua_State *L) {
     lua_State *co = lua_tothread(L, lua_upvalueindex(1));
     int r = bk_auxresume(L, co, lua_gettop(L));
     if (r < 0) {
         int status = lua_status(co);
         if (status != LUA_OK && status != LUA_YIELD) {  // an error in the coroutine: close it
-            status = lua_resetthread(co);
+            status = bk_close_thread(L, co);
             lua_xmove(co, L, 1);
-            bk_runtime *rt = bk_runtime_of(L);
-            if (rt != NULL && rt->hook_clients[BK_HOOK_DEBUGGER].fn != NULL)  // its __close handlers ran
-                bk_debugger_coroutine_closed(L, co, rt->hook_clients[BK_HOOK_DEBUGGER].context);
         }
         if (status != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
             luaL_where(L, 1);
@@ -547,9 +579,8 @@ static int bk_co_auxwrap(lua_State *L) {
     return r;
 }
 
-// coroutine.close(co), as Lua's (luaB_close), with the hub on `co` while its pending `__close`
-// handlers run there, and the debugger told afterwards: a step in a handler goes on in L, as one
-// that leaves a resumed coroutine does (co dies inside close, with no resume to end).
+// coroutine.close(co), as Lua's (luaB_close), through bk_close_thread: co dies inside close, with
+// no resume to end, and the debugger hears of it (a step in a handler goes on in L).
 static int bk_co_close(lua_State *L) {
     lua_State *co = bk_getco(L);
     const char *refused = NULL;
@@ -560,27 +591,13 @@ static int bk_co_close(lua_State *L) {
         if (lua_getstack(co, 0, &probe)) refused = "normal";  // it resumed another
     }
     if (refused != NULL) return luaL_error(L, "cannot close a %s coroutine", refused);
-    bk_runtime *rt = bk_runtime_of(co);
-    if (rt != NULL) bk_hub_prepare(co, rt);
-    lua_State *previous = bk_running;
-    bk_runtime *previous_rt = bk_running_rt;
-    bk_running = co;
-    bk_running_rt = rt;
-    int status = lua_resetthread(co);
-    bk_running = previous;
-    bk_running_rt = previous_rt;
-    bk_hook_resumed(L);
-    int results = 1;
-    if (status == LUA_OK) {
+    if (bk_close_thread(L, co) == LUA_OK) {
         lua_pushboolean(L, 1);
-    } else {
-        lua_pushboolean(L, 0);
-        lua_xmove(co, L, 1);
-        results = 2;
+        return 1;
     }
-    if (rt != NULL && rt->hook_clients[BK_HOOK_DEBUGGER].fn != NULL)
-        bk_debugger_coroutine_closed(L, co, rt->hook_clients[BK_HOOK_DEBUGGER].context);
-    return results;
+    lua_pushboolean(L, 0);
+    lua_xmove(co, L, 1);
+    return 2;
 }
 
 static int bk_co_wrap(lua_State *L) {

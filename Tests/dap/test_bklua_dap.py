@@ -857,6 +857,37 @@ print("end", r)        -- END
 
 
 @case
+def a_step_off_a_tasks_end_stops_in_the_task_that_runs_next():
+    # The next line anywhere: a task the loop resumes next had no line events, and the step went
+    # past it to the main code.
+    path = script("task_next.lua", """local ta = bk.async(function()
+  bk.sleep(0.05)
+  return 1             -- A-END
+end)
+local tb = bk.async(function()
+  bk.sleep(0.3)
+  local b = 2          -- B-NEXT
+  return b
+end)
+print("end", bk.await(tb))
+""")
+    for step in ("next", "stepIn", "stepOut"):
+        c = adapter()
+        try:
+            c.start(path, breakpoints={path: [line_of(path, "A-END")]})
+            stop = c.stopped("breakpoint")
+            c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+            c.step(step, stop["threadId"])
+            stop = c.stopped("step")
+            line = c.frames(stop["threadId"])[0]["line"]
+            check(line == line_of(path, "B-NEXT"), "%s off task a's end stopped at line %d" % (step, line))
+            c.request("continue", {"threadId": stop["threadId"]})
+            check(c.finish() == 0, "exit")
+        finally:
+            c.close()
+
+
+@case
 def a_step_in_a_close_handler_that_coroutine_close_runs_stops_after_the_close():
     # The coroutine dies inside coroutine.close, with no resume to end: the step went nowhere.
     path = script("close_step.lua", """local co = coroutine.create(function()
@@ -867,7 +898,7 @@ def a_step_in_a_close_handler_that_coroutine_close_runs_stops_after_the_close():
   coroutine.yield(1)
 end)
 coroutine.resume(co)
-local ok = coroutine.close(co)
+local ok = coroutine.close(co)   -- CLOSE-CALL
 local after = ok       -- AFTER
 local wrapped = coroutine.wrap(function()
   local guard <close> = setmetatable({}, { __close = function()
@@ -880,7 +911,7 @@ print("end", after)    -- FINAL
 """)
     for marker, steps, want in (("HANDLER", ["stepOut"], "AFTER"), ("HANDLER", ["next", "next", "next"], "AFTER"),
                                 ("LAST-IN-HANDLER", ["stepIn", "stepIn"], "AFTER"),
-                                ("WRAP-HANDLER", ["stepOut"], "FINAL")):
+                                ("WRAP-HANDLER", ["stepOut"], "FINAL"), ("CLOSE-CALL", ["stepIn"], "HANDLER")):
         c = adapter()
         try:
             c.start(path, breakpoints={path: [line_of(path, marker)]})
@@ -895,6 +926,67 @@ print("end", after)    -- FINAL
             check(c.finish() == 0, "exit")
         finally:
             c.close()
+
+
+@case
+def a_breakpoint_set_later_stops_in_the_close_handler_of_a_coroutine_that_raised():
+    # The coroutine died by its error with no breakpoints set: it had no hook when close ran its
+    # handler (a dead coroutine was left as it was).
+    path = script("late_handler.lua", """local co = coroutine.create(function()
+  local g <close> = setmetatable({}, { __close = function()
+    local h = 1          -- HANDLER
+  end })
+  error("e")
+end)
+print(coroutine.resume(co))
+pcall(error, "stop here")   -- MAIN-BP
+print(coroutine.close(co))
+""")
+    c = adapter()
+    try:
+        c.start(path, exceptions=["all"])
+        stop = c.stopped("exception")
+        line = c.frames(stop["threadId"])[0]["line"]
+        if line != line_of(path, "MAIN-BP"):  # the coroutine's own error first
+            c.request("continue", {"threadId": stop["threadId"]})
+            stop = c.stopped("exception")
+        c.request("setExceptionBreakpoints", {"filters": []})
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": [{"line": line_of(path, "HANDLER")}]})
+        c.request("continue", {"threadId": stop["threadId"]})
+        stop = c.stopped("breakpoint")
+        line = c.frames(stop["threadId"])[0]["line"]
+        check(line == line_of(path, "HANDLER"), "stopped at line %d" % line)
+        c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
+@needs_a_poke_in_a_lua_loop
+def a_pause_stops_an_endless_close_handler_a_wrap_function_runs():
+    # The wrap function's close of its failed coroutine ran the handler with the coroutine not
+    # recorded as the running thread: the pause's poke went to the caller, which never ran again.
+    path = script("wrap_spin.lua", """local function body()
+  local x <close> = setmetatable({}, { __close = function()
+    local n = 0
+    while true do n = n + 1 end   -- LOOP
+  end })
+  error("e")
+end
+print(pcall(coroutine.wrap(body)))
+""")
+    c = adapter()
+    try:
+        c.start(path)
+        time.sleep(0.5)
+        c.request("pause", {"threadId": 1})
+        stop = c.stopped("pause")
+        line = c.frames(stop["threadId"])[0]["line"]
+        check(line == line_of(path, "LOOP"), "paused at line %d" % line)
+        c.request("terminate", {})
+    finally:
+        c.close()
 
 
 @case
@@ -2153,7 +2245,9 @@ print("done", n)
 
 @case
 def a_task_an_evaluation_starts_and_its_limit_stops_ends_as_cancelled():
-    # The limit's error failed the task, and the failure (reported at close) failed the run.
+    # The limit's error failed the task, and the failure (reported at close) failed the run. The
+    # loop runs in a coroutine of the task's own: the error the limit raises there is the one the
+    # task ends with.
     path = script("eval_task.lua", """local n = 0
 for i = 1, 2 do
   n = n + i   -- HERE
@@ -2163,7 +2257,7 @@ print("done", n)
     c = adapter()
     try:
         c.start(path, breakpoints={path: [{"line": line_of(path, "HERE"),
-                                           "condition": "i == 2 and bk.async(function() while true do end end) == nil"}]})
+                                           "condition": "i == 2 and bk.async(coroutine.wrap(function() while true do end end)) == nil"}]})
         # i == 1: false; i == 2: the task is stopped by the limit, and the condition is false.
         check(c.finish(timeout=40) == 0, "exit (stderr: %r)" % c.output.get("stderr", "")[-400:])
         check("done\t3" in c.output.get("stdout", ""), "output %r" % c.output)

@@ -51,6 +51,23 @@ test("--instruction-limit stops a runaway loop, also when the script catches the
   eq(out, "500500\n")
 end)
 
+test("--instruction-limit tripped in a coroutine, or in a __close handler coroutine.close runs, stops its resumer too", function()
+  -- The coroutine's error came back as resume's (or close's) results; its resumer ran on up to its
+  -- own next count (1000 instructions) and a short script ended with exit 0.
+  local spin = "local n = 0 while true do n = n + 1 end"
+  local scripts = {
+    "local co = coroutine.create(function() " .. spin .. " end) print(coroutine.resume(co))",
+    "local co = coroutine.create(function() local x <close> = setmetatable({}, {__close = function() " ..
+      spin .. " end}) coroutine.yield() end) coroutine.resume(co) print(coroutine.close(co))",
+  }
+  for _, chunk in ipairs(scripts) do
+    local out, code = run("--instruction-limit 100000 -e " .. string.format("%q", chunk .. " print('after')"))
+    eq(code, 1)
+    ok(out:find("instruction limit exceeded", 1, true), out)
+    ok(not out:find("after", 1, true), out)
+  end
+end)
+
 test("--memory-limit stops an allocating script with 'not enough memory'", function()
   local hog = [[-e "local t = {} for i = 1, 1e7 do t[i] = ('x'):rep(32) .. i end print('done')"]]
   local out, code = run("--memory-limit 2000000 " .. hog)

@@ -436,12 +436,12 @@ local function evaluateIn(frame, code, statementsAllowed)
     local co = cocreate(chunk)
     c.evaluating(EVALUATION_SECONDS)
     local results = { coresume(co, unpack(varargs, 1, nvarargs)) }
-    c.evaluating(0)
+    local ranOut = c.evaluating(0)
     if costatus(co) == "suspended" then
         pcall(coclose, co)
         return false, "evaluation yielded (an evaluation cannot wait)"
     end
-    if not results[1] then return false, errorText(results[2]) end
+    if not results[1] then return false, ranOut and c.evaluationStopped or errorText(results[2]) end
     for _, slot in next, dirty do
         if slot.kind == "local" then frameSetLocal(frame, slot.index, slot.value)
         else setupvalue(slot.func, slot.index, slot.value) end
@@ -603,15 +603,12 @@ local function propertiesOf(v, mt, list)
             local co = cocreate(index)
             c.evaluating(PROPERTY_SECONDS)
             ok, value = coresume(co, v, name)
-            c.evaluating(0)
+            stopped = c.evaluating(0)
             if costatus(co) == "suspended" then
                 pcall(coclose, co)
                 ok, value = false, "it yielded"
             end
-            if not ok then
-                value = errorText(value)
-                stopped = match(value, "^evaluation stopped") ~= nil
-            end
+            if not ok then value = stopped and c.evaluationStopped or errorText(value) end
         end
         if ok then
             list[#list + 1] = variable(name, value)

@@ -65,8 +65,9 @@ int bk_debugger_pushnatives(lua_State *L, bk_debugger *d);
 /// Called where an error is raised (a message handler): stops with reason "exception" when the
 /// filters ask for it (`uncaught`: the handler is the top level's). Leaves the stack as it was.
 void bk_debugger_exception(lua_State *L, int uncaught);
-/// L is about to resume a coroutine of the script's (coroutine.resume, coroutine.wrap): a stepIn
-/// of L's goes on in it, so it stops at the coroutine's first line.
+/// L is about to resume a coroutine of the script's (coroutine.resume, coroutine.wrap) or to close
+/// it (its `__close` handlers run there): a stepIn of L's goes on in it, so it stops at the
+/// coroutine's next line; a step to the next line anywhere gets co's line events.
 void bk_debugger_resume_starting(lua_State *L, lua_State *co, void *context);
 /// A coroutine of the script's (coroutine.resume, coroutine.wrap) gave control back to L, having
 /// returned, yielded or raised (`status`, lua_resume's): a step bound to it goes on in L, and an
