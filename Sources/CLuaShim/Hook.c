@@ -538,6 +538,17 @@ static int bk_co_resume(lua_State *L) {
     return r + 1;
 }
 
+// The error on L's top, raised by a `__close` handler as a coroutine closed: the `all` filter stops
+// on it here, at the close (the handler's frames went with co's stack, and Lua ran no message
+// handler for it). The agent reads it as a message handler's argument, the running C function's
+// first slot, which the caller (close, a wrap function) has no more use for.
+static void bk_close_error_shown(lua_State *L) {
+    bk_runtime *rt = bk_runtime_of(L);
+    if (rt == NULL || rt->hook_clients[BK_HOOK_DEBUGGER].fn == NULL) return;
+    lua_copy(L, -1, 1);
+    bk_debugger_exception(L, 0);
+}
+
 // Runs co's pending `__close` handlers (lua_resetthread) as a resume runs co: with the hub on it and
 // co recorded as the running thread (a pause, the limits and the profiler reach a handler that
 // loops); a stepIn of L's goes into them. Returns lua_resetthread's status, its error on co's top.
@@ -567,6 +578,7 @@ static int bk_co_auxwrap(lua_State *L) {
         if (status != LUA_OK && status != LUA_YIELD) {  // an error in the coroutine: close it
             status = bk_close_thread(L, co);
             lua_xmove(co, L, 1);
+            if (!lua_rawequal(L, -1, -2)) bk_close_error_shown(L);  // a handler raised another
         }
         if (status != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
             luaL_where(L, 1);
@@ -595,8 +607,10 @@ static int bk_co_close(lua_State *L) {
         lua_pushboolean(L, 1);
         return 1;
     }
-    lua_pushboolean(L, 0);
     lua_xmove(co, L, 1);
+    bk_close_error_shown(L);
+    lua_pushboolean(L, 0);
+    lua_insert(L, -2);
     return 2;
 }
 

@@ -963,6 +963,43 @@ print(coroutine.close(co))
 
 
 @case
+def exception_breakpoints_all_stop_at_a_close_whose_handler_raises():
+    # Lua runs no message handler for a __close handler's error while a coroutine closes: `all`
+    # stops where the close returns it (the handler's frames are gone by then).
+    path = script("close_raises.lua", """local co = coroutine.create(function()
+  local guard <close> = setmetatable({}, { __close = function()
+    error("from the handler")
+  end })
+  coroutine.yield(1)
+end)
+coroutine.resume(co)
+print(coroutine.close(co))   -- CLOSE
+local f = coroutine.wrap(function()
+  local guard <close> = setmetatable({}, { __close = function()
+    error("from the wrap's handler")
+  end })
+  error("first")            -- FIRST
+end)
+print(pcall(f))             -- WRAP
+""")
+    c = adapter()
+    try:
+        c.start(path, exceptions=["all"])
+        seen = []
+        for _ in range(3):
+            stop = c.stopped("exception")
+            info = c.request("exceptionInfo", {"threadId": stop["threadId"]})["body"]
+            seen.append((c.frames(stop["threadId"])[0]["line"], info.get("description", "") + " " + str(stop.get("text"))))
+            c.request("continue", {"threadId": stop["threadId"]})
+        want = [line_of(path, "CLOSE"), line_of(path, "FIRST"), line_of(path, "WRAP")]
+        check([line for line, _ in seen] == want, "stops %r" % seen)
+        check("from the handler" in seen[0][1] and "from the wrap's handler" in seen[2][1], "texts %r" % seen)
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
 @needs_a_poke_in_a_lua_loop
 def a_pause_stops_an_endless_close_handler_a_wrap_function_runs():
     # The wrap function's close of its failed coroutine ran the handler with the coroutine not
