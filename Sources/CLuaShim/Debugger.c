@@ -507,14 +507,17 @@ static int bk_dbg_shown(lua_State *L, lua_State *thread, int index) {
     lua_pop(L, 1);
     if (!same) return 0;
     lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_dbg_shown_value_key);
-    same = lua_rawequal(L, -1, index);
-    // error(0/0): NaN is not equal to itself, but it is the same error raised once.
-    if (!same && lua_type(L, -1) == LUA_TNUMBER && lua_type(L, index) == LUA_TNUMBER) {
-        lua_Number a = lua_tonumber(L, -1), b = lua_tonumber(L, index);
-        same = a != a && b != b;
-    }
+    same = bk_debugger_same_error(L, -1, index);
     lua_pop(L, 1);
     return same;
+}
+
+int bk_debugger_same_error(lua_State *L, int a, int b) {
+    if (lua_rawequal(L, a, b)) return 1;
+    // error(0/0): NaN is not equal to itself, but it is the same error raised once.
+    if (lua_type(L, a) != LUA_TNUMBER || lua_type(L, b) != LUA_TNUMBER) return 0;
+    lua_Number x = lua_tonumber(L, a), y = lua_tonumber(L, b);
+    return x != x && y != y;
 }
 
 static void bk_dbg_remember_shown(lua_State *L, lua_State *thread, int index) {

@@ -578,7 +578,7 @@ static int bk_co_auxwrap(lua_State *L) {
         if (status != LUA_OK && status != LUA_YIELD) {  // an error in the coroutine: close it
             status = bk_close_thread(L, co);
             lua_xmove(co, L, 1);
-            if (!lua_rawequal(L, -1, -2)) bk_close_error_shown(L);  // a handler raised another
+            if (!bk_debugger_same_error(L, -1, -2)) bk_close_error_shown(L);  // a handler raised another
         }
         if (status != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
             luaL_where(L, 1);

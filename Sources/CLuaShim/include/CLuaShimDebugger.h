@@ -65,6 +65,8 @@ int bk_debugger_pushnatives(lua_State *L, bk_debugger *d);
 /// Called where an error is raised (a message handler): stops with reason "exception" when the
 /// filters ask for it (`uncaught`: the handler is the top level's). Leaves the stack as it was.
 void bk_debugger_exception(lua_State *L, int uncaught);
+/// Whether the values at `a` and `b` are one error (raw equality, NaN counting as itself).
+int bk_debugger_same_error(lua_State *L, int a, int b);
 /// L is about to resume a coroutine of the script's (coroutine.resume, coroutine.wrap) or to close
 /// it (its `__close` handlers run there): a stepIn of L's goes on in it, so it stops at the
 /// coroutine's next line; a step to the next line anywhere gets co's line events.
