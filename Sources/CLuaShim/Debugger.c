@@ -37,6 +37,7 @@ static const char bk_debugger_self_key = 0;   // registry[&key] = the attached b
 static const char bk_debugger_task_observer_key = 0;  // registry[&key] = the agent's onTask
 static const char bk_debugger_called_key = 0;  // registry[&key] = a userdata holding `called`'s closures
 static const char bk_debugger_step_thread_key = 0;  // registry[&key] = the thread a step is bound to
+static const char bk_debugger_names_key = 0;  // registry[&key] = the function breakpoints' names' key strings
 
 typedef struct bk_dbg_file {  // a file's line breakpoints, as the client set them
     char *path;
@@ -138,6 +139,7 @@ struct bk_debugger {
     char *names;
     int names_count;
     unsigned names_gen;
+    int names_keyed;  // registry[&names_key] holds `names` split into their key strings
 };
 
 static double bk_dbg_now(void) {
@@ -808,16 +810,62 @@ static void bk_dbg_on_line(lua_State *L, lua_Debug *ar, bk_debugger *d) {
 // How many `__index` tables a name's part is looked for in (a cycle of them ends here).
 #define BK_DEBUG_INDEX_CHAIN 16
 
-// Pushes the value a dotted name (`Shapes.area.square`, `obj:method`) reaches from the globals,
-// by raw reads only (no metamethod runs in the hook): a part missing from a table is looked for
-// in its metatable's `__index` when that is a table, as an instance finds its class's methods.
-// Returns whether it is a function.
-static int bk_dbg_push_named(lua_State *L, const char *name) {
+// Brings the function breakpoints' names (copied under the lock when the breakpoints change) and
+// their key strings up to the breakpoints' generation: registry[&names_key] is an array with, for
+// each name, the array of its parts (`Shapes.area.square`, `obj:method`) as Lua strings, so that a
+// call event looks a name up without making a string. Returns how many names there are (0: none,
+// or no memory for them).
+static int bk_dbg_names_fresh(lua_State *L, bk_debugger *d) {
+    unsigned gen = __atomic_load_n(&d->gen, __ATOMIC_RELAXED);
+    if (d->names_gen == gen && d->names_keyed) return d->names_count;
+    pthread_mutex_lock(&d->lock);
+    gen = __atomic_load_n(&d->gen, __ATOMIC_RELAXED);
+    size_t size = 0;
+    for (int i = 0; i < d->function_count; i++) size += strlen(d->functions + size) + 1;
+    char *copy = size > 0 ? malloc(size) : NULL;
+    if (copy != NULL) memcpy(copy, d->functions, size);
+    int copied = copy != NULL ? d->function_count : 0;
+    pthread_mutex_unlock(&d->lock);
+    free(d->names);
+    d->names = copy;
+    d->names_count = copied;
+    d->names_gen = gen;
+    d->names_keyed = 0;
+    if (!lua_checkstack(L, 4)) return 0;
+    lua_createtable(L, copied, 0);
+    const char *name = copy;
+    for (int i = 1; i <= copied; i++, name += strlen(name) + 1) {
+        lua_newtable(L);
+        const char *part = name;
+        for (int j = 1;; j++) {
+            size_t n = strcspn(part, ".:");
+            lua_pushlstring(L, part, n);
+            lua_rawseti(L, -2, j);
+            if (part[n] == '\0') break;
+            part += n + 1;
+        }
+        lua_rawseti(L, -2, i);
+    }
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_names_key);
+    d->names_keyed = 1;
+    return copied;
+}
+
+// How many `__index` tables a name's part is looked for in (a cycle of them ends here).
+#define BK_DEBUG_INDEX_CHAIN 16
+
+// Pushes the value the name whose parts are the strings of the array at `parts` reaches from the
+// globals, by raw reads only (no metamethod runs in the hook): a part missing from a table is
+// looked for in its metatable's `__index` when that is a table, as an instance finds its class's
+// methods. Pushes nil where it reaches nothing.
+static void bk_dbg_push_named(lua_State *L, int parts) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
-    const char *part = name;
-    while (lua_istable(L, -1)) {
-        size_t n = strcspn(part, ".:");
-        lua_pushlstring(L, part, n);
+    lua_Integer j = 1;
+    for (; lua_istable(L, -1); j++) {
+        if (lua_rawgeti(L, parts, j) != LUA_TSTRING) {  // past the last part: the value reached
+            lua_pop(L, 1);
+            return;
+        }
         lua_pushvalue(L, -1);
         lua_rawget(L, -3);  // table, key, value
         for (int hop = 0; lua_isnil(L, -1) && hop < BK_DEBUG_INDEX_CHAIN; hop++) {
@@ -840,10 +888,36 @@ static int bk_dbg_push_named(lua_State *L, const char *name) {
         }
         lua_replace(L, -3);  // value, key
         lua_pop(L, 1);
-        if (part[n] == '\0') return lua_isfunction(L, -1);
-        part += n + 1;
     }
-    return 0;
+    // Not a table: what the name reaches when no part is left, else nothing.
+    int left = lua_rawgeti(L, parts, j) == LUA_TSTRING;
+    lua_pop(L, 1);
+    if (left) {
+        lua_pop(L, 1);
+        lua_pushnil(L);
+    }
+}
+
+// The index (from 0) of the first function breakpoint's name that reaches the called function:
+// the value at `called` (an index), or, with `called` 0, the Lua closure at address `closure`.
+// -1 for none. The keys must be fresh (bk_dbg_names_fresh).
+static int bk_dbg_named_match(lua_State *L, int called, const void *closure) __attribute__((noinline));
+static int bk_dbg_named_match(lua_State *L, int called, const void *closure) {
+    if (!lua_checkstack(L, 8)) return -1;
+    int top = lua_gettop(L);
+    int found = -1;
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_debugger_names_key) == LUA_TTABLE) {
+        int keys = lua_gettop(L);
+        for (lua_Integer i = 1; found < 0 && lua_rawgeti(L, keys, i) == LUA_TTABLE; i++) {
+            bk_dbg_push_named(L, lua_gettop(L));
+            int same = called != 0 ? lua_rawequal(L, -1, called)
+                                   : lua_type(L, -1) == LUA_TFUNCTION && lua_topointer(L, -1) == closure;
+            if (same) found = (int)i - 1;
+            lua_settop(L, keys);
+        }
+    }
+    lua_settop(L, top);
+    return found;
 }
 
 // A call: line events on in a function that needs them, off in one that does not (return events
@@ -939,33 +1013,15 @@ static void bk_dbg_on_call(lua_State *L, lua_Debug *ar, bk_debugger *d) {
     bk_dbg_called_remember(L, ar, d, closure, gen, lines);
     if (functions == 0 || bk_dbg_hidden(ar->source)) return;
     // By identity: the called function is the one a breakpoint's name reaches now, however the
-    // call site names it (an alias, pcall(f), a helper's block). Names copied under the lock
-    // when the breakpoints change.
-    if (d->names_gen != __atomic_load_n(&d->gen, __ATOMIC_RELAXED) || d->names == NULL) {
-        pthread_mutex_lock(&d->lock);
-        unsigned gen = __atomic_load_n(&d->gen, __ATOMIC_RELAXED);
-        size_t size = 0;
-        for (int i = 0; i < d->function_count; i++) size += strlen(d->functions + size) + 1;
-        char *copy = size > 0 ? malloc(size) : NULL;
-        if (copy != NULL) memcpy(copy, d->functions, size);
-        int copied = copy != NULL ? d->function_count : 0;
-        pthread_mutex_unlock(&d->lock);
-        free(d->names);
-        d->names = copy;
-        d->names_count = copied;
-        d->names_gen = gen;
-    }
-    const char *names = d->names;
-    int count = d->names_count;
-    if (count == 0 || !lua_checkstack(L, 6) || !lua_getinfo(L, "f", ar)) return;
-    int called = lua_gettop(L);
-    const char *found = NULL;
-    const char *p = names;
-    for (int i = 0; i < count && found == NULL; i++, p += strlen(p) + 1) {
-        if (bk_dbg_push_named(L, p) && lua_rawequal(L, -1, called)) found = p;
-        lua_settop(L, called);
-    }
+    // call site names it (an alias, pcall(f), a helper's block).
+    if (bk_dbg_names_fresh(L, d) == 0 || !lua_checkstack(L, 1) || !lua_getinfo(L, "f", ar)) return;
+    int match = bk_dbg_named_match(L, lua_gettop(L), NULL);
     lua_pop(L, 1);
+    const char *found = NULL;
+    if (match >= 0) {
+        found = d->names;
+        for (int i = 0; i < match; i++) found += strlen(found) + 1;
+    }
     if (found != NULL) bk_dbg_call_agent(L, d, "function", found, ar->linedefined);
 }
 
@@ -1022,12 +1078,17 @@ static void bk_dbg_on_return(lua_State *L, lua_Debug *ar, bk_debugger *d) {
 // call events, answered without the full handler's frame.
 static int bk_dbg_call_known(lua_State *L, const lua_Debug *ar, bk_debugger *d) {
     if ((ar->event != LUA_HOOKCALL && ar->event != LUA_HOOKTAILCALL) || d->in_agent || d->called_layout <= 0 ||
-        __atomic_load_n(&d->function_count, __ATOMIC_RELAXED) != 0 || bk_dbg_stepping(d, L)) return 0;
+        bk_dbg_stepping(d, L)) return 0;
     const void *closure = bk_dbg_called_closure(ar);
     const bk_dbg_called *known = closure != NULL ? bk_dbg_called_slot(d, closure) : NULL;
-    if (known == NULL || known->closure != closure || known->gen != __atomic_load_n(&d->gen, __ATOMIC_RELAXED)) return 0;
+    unsigned gen = __atomic_load_n(&d->gen, __ATOMIC_RELAXED);
+    if (known == NULL || known->closure != closure || known->gen != gen) return 0;
     int extra = lua_gethookmask(L) & (LUA_MASKLINE | LUA_MASKRET);
-    return known->lines ? extra == (LUA_MASKLINE | LUA_MASKRET) : !(extra & LUA_MASKLINE);
+    if (!(known->lines ? extra == (LUA_MASKLINE | LUA_MASKRET) : !(extra & LUA_MASKLINE))) return 0;
+    // Function breakpoints: the full handler stops when a name reaches this closure now (looked up
+    // by the names' key strings, which it brings up to date).
+    if (__atomic_load_n(&d->function_count, __ATOMIC_RELAXED) == 0) return 1;
+    return d->names_gen == gen && d->names_keyed && bk_dbg_named_match(L, 0, closure) < 0;
 }
 
 static void bk_dbg_hook_full(lua_State *L, lua_Debug *ar, bk_debugger *d) __attribute__((noinline));

@@ -563,6 +563,36 @@ print(alias("b"), pcall(greet, "c"), bk.map({ "d" }, greet)[1])
 
 
 @case
+def a_function_breakpoint_hits_a_function_called_many_times_before_its_name_reached_it():
+    # Call events of a closure called before are answered from the call cache, which looks the
+    # names up by their key strings: the name is still looked up at each call, never remembered.
+    path = script("late_name.lua", """local function a(x) return x end
+local function b(x) return x end
+local n = 0
+for i = 1, 100 do n = n + a(i) + b(i) end
+Tools = { f = b }
+a(1)
+Tools.f = a
+local before = 1      -- BEFORE
+a(2)                  -- CALL
+Tools = nil
+a(3)
+print("end", n)
+""")
+    c = adapter()
+    try:
+        c.start(path, functions=["Tools.f"])
+        stop = c.stopped("function breakpoint")
+        frames = c.frames(stop["threadId"])
+        check(frames[1]["line"] == line_of(path, "CALL"), "stopped below line %d" % frames[1]["line"])
+        check(c.evaluate("x", frame=frames[0]["id"])["result"] == "2", "the call of a(2)")
+        c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0, "exit: no other stop")
+    finally:
+        c.close()
+
+
+@case
 def function_breakpoints_reach_methods_through_index_tables_and_refuse_names_that_cannot():
     # An instance finds its class's methods through __index (a table, read raw: no metamethod runs
     # in the hook); a name with an empty part or a ':' before its last part can reach nothing.
