@@ -77,6 +77,12 @@ static int bk_known_is_bridge_function(lua_State *L, int idx) {
     return ar.source != NULL && strncmp(ar.source, "=bk/", 4) == 0;
 }
 
+static int bk_known_has_metatable(lua_State *L, int idx) {
+    if (!lua_getmetatable(L, idx)) return 0;
+    lua_pop(L, 1);
+    return 1;
+}
+
 // Protected (in the state itself): builds the state's tables of well-known values, or adds to
 // them once bk's functions were replaced. Adding keeps the old values named: a block that kept a
 // task stub (`local sleep = bk.sleep` before the engine loaded) still crosses as `bk.sleep`.
@@ -108,10 +114,11 @@ static int bk_known_build(lua_State *L) {
                 int t = lua_type(L, -1);
                 // C functions of every module; bk's own values too (bk.null, bk.cancelled, queues,
                 // its functions). A Lua function is bk's own when the bridge's chunks made it
-                // (`=bk/...`): one a script stored in bk (bk.tally = function ... end) is the
-                // script's, checked and copied as any other.
-                int known = lua_iscfunction(L, -1)
-                    || (isbk && (t == LUA_TUSERDATA || t == LUA_TTABLE))
+                // (`=bk/...`), a table when it has a metatable (bk.cancelled's): a function or a
+                // plain table a script stored in bk (bk.tally = function ... end, bk.acc = {}) is
+                // the script's, checked and copied as any other.
+                int known = lua_iscfunction(L, -1) || (isbk && t == LUA_TUSERDATA)
+                    || (isbk && t == LUA_TTABLE && bk_known_has_metatable(L, lua_gettop(L)))
                     || (isbk && t == LUA_TFUNCTION && bk_known_is_bridge_function(L, lua_gettop(L)));
                 if (known && lua_type(L, -2) == LUA_TSTRING) {
                     lua_pushfstring(L, "%s.%s", module, lua_tostring(L, -2));

@@ -324,6 +324,25 @@ print(total)
   eq(out:match("(%d+)\n$"), "64")
 end)
 
+test("canParallelize: a plain table a script stored in bk is the script's own, and apply keeps it in the caller", function()
+  -- It counted as one of bk's values (bk.cancelled is a table too): canParallelize said true, and
+  -- apply failed on the pool, which has no such value.
+  local path = tempFile([[
+bk.acc = {}
+local acc = bk.acc
+print(select(2, bk.canParallelize(function(x) acc[x] = true end)))
+local list = {}
+for i = 1, 64 do list[i] = i end
+bk.apply(list, function(x) local s = 0 for i = 1, 20000 do s = s + i % 3 end acc[x] = true end)
+local n = 0
+for i = 1, 64 do if acc[i] then n = n + 1 end end
+print(n)
+]])
+  local out = shell(os.getenv("BKLUA") .. " " .. path)
+  eq(out:match("^[^\n]*"), "upvalue 'acc' of the block is a table: bk.freeze it to share a read-only copy")
+  eq(out:match("(%d+)\n$"), "64")
+end)
+
 test("parallelMap: a block capturing a frozen lookup runs on the pool and reads it there", function()
   local before = bk.workerCount()
   bk.setWorkerCount(2)
