@@ -78,6 +78,29 @@ test("--memory-limit stops an allocating script with 'not enough memory'", funct
   eq(out, "1000\n")
 end)
 
+test("--memory-limit: canParallelize and isTransferable raise their check's memory error, never answer it", function()
+  -- The check's own tables ran out near the limit, and the answer was false, "not enough memory",
+  -- as if that were something about the block.
+  local chunk = [[
+local fs = {}
+for i = 1, 3000 do local k = i fs[i] = function() return k end end
+local chain = function() return 0 end
+for i = 1, 190 do local g, h = chain, fs[i] chain = function() return g() + h() end end
+local junk = {}
+for round = 1, 100000 do
+  junk[#junk + 1] = string.rep("x", 1000) .. round
+  for _, check in ipairs({ bk.canParallelize, bk.isTransferable }) do
+    local ok, a, b = pcall(check, chain)
+    if not ok then print("raised", a) return end
+    if a ~= true then print("answered", a, b) return end
+  end
+end
+]]
+  local out = run("--memory-limit 4000000 " .. tempFile(chunk))
+  ok(out:find("raised\tnot enough memory", 1, true), out)
+  ok(not out:find("answered", 1, true), out)
+end)
+
 test("--time-limit stops a long script", function()
   local out, code = run([[--time-limit 0.2 -e "while true do end"]])
   eq(code, 1)

@@ -21,6 +21,18 @@ extension LuaStack {
         return message
     }
 
+    /// The same, for an answer the script asked for (`bk.canParallelize`, `bk.isTransferable`): a
+    /// memory error of the check (its own tables, near a memory limit) is raised, as a memory error
+    /// anywhere else is; it says nothing about the value.
+    func answeredTransferProblem(at index: Int32, what: String, strict: Bool = false) throws(LuaRaise) -> String? {
+        let status = bk_transfer_check(L, index, what, strict ? 1 : 0)
+        if status == LUA_OK { return nil }
+        if status == LUA_ERRMEM { throw .valueOnTop }
+        let message = toString(-1) ?? "cannot be copied"
+        pop()
+        return message
+    }
+
     /// Why the value at `index` cannot cross to another state, worded as a bad argument's reason
     /// (`a coroutine cannot cross to another state`, `field 'x' of the value is a FILE*, which
     /// cannot cross to another state`), or nil when it can.

@@ -21,7 +21,7 @@ extension BKLibrary {
         // canParallelize(f) -> true, or false and why apply / parallelMap would run f in the caller
         BKFunction("canParallelize") { stack throws(LuaRaise) in
             try stack.checkFunction(1)
-            if let problem = stack.transferProblem(at: 1, what: "the block", strict: true) {
+            if let problem = try stack.answeredTransferProblem(at: 1, what: "the block", strict: true) {
                 stack.push(false)
                 stack.push(problem)
                 return 2

@@ -40,7 +40,7 @@ extension BKLibrary {
         // isTransferable(v) -> true, or false and the reason
         BKFunction("isTransferable") { stack throws(LuaRaise) in
             try stack.checkAny(1)
-            if let problem = stack.transferProblem(at: 1, what: "the value") {
+            if let problem = try stack.answeredTransferProblem(at: 1, what: "the value") {
                 stack.push(false)
                 stack.push(problem)
                 return 2
