@@ -693,6 +693,7 @@ static void bk_dbg_run_agent(lua_State *L, bk_debugger *d, int nargs) {
     d->eval_deadline = 0;
     d->eval_tripped = 0;
     if (rt != NULL) {
+        rt->evaluation_tripped = 0;
         rt->deadline = deadline;
         rt->instructions_used = used;
         // An evaluation that ran over the budget ended with its error (an interrupt stays).
@@ -898,21 +899,45 @@ static void bk_dbg_push_named(lua_State *L, int parts) {
     }
 }
 
+// Whether the array of key strings at `parts` spells `name` (its parts split at '.' and ':'),
+// and no more.
+static int bk_dbg_parts_spell(lua_State *L, int parts, const char *name) {
+    const char *part = name;
+    lua_Integer j = 1;
+    for (;; j++) {
+        size_t n = strcspn(part, ".:"), len = 0;
+        const char *key = lua_rawgeti(L, parts, j) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
+        int same = key != NULL && len == n && memcmp(key, part, n) == 0;
+        lua_pop(L, 1);
+        if (!same) return 0;
+        if (part[n] == '\0') break;
+        part += n + 1;
+    }
+    int more = lua_rawgeti(L, parts, j + 1) != LUA_TNIL;
+    lua_pop(L, 1);
+    return !more;
+}
+
 // The index (from 0) of the first function breakpoint's name that reaches the called function:
 // the value at `called` (an index), or, with `called` 0, the Lua closure at address `closure`.
-// -1 for none. The keys must be fresh (bk_dbg_names_fresh).
-static int bk_dbg_named_match(lua_State *L, int called, const void *closure) __attribute__((noinline));
-static int bk_dbg_named_match(lua_State *L, int called, const void *closure) {
+// -1 for none. The keys must be fresh (bk_dbg_names_fresh). A script may rewrite or extend the
+// keys' table (it is in the registry): only the first `names_count` entries are read, and one that
+// matches must still spell its name, or no breakpoint stops (a wrong one, or one past the names).
+static int bk_dbg_named_match(lua_State *L, bk_debugger *d, int called, const void *closure) __attribute__((noinline));
+static int bk_dbg_named_match(lua_State *L, bk_debugger *d, int called, const void *closure) {
     if (!lua_checkstack(L, 8)) return -1;
     int top = lua_gettop(L);
     int found = -1;
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_debugger_names_key) == LUA_TTABLE) {
         int keys = lua_gettop(L);
-        for (lua_Integer i = 1; found < 0 && lua_rawgeti(L, keys, i) == LUA_TTABLE; i++) {
-            bk_dbg_push_named(L, lua_gettop(L));
+        const char *name = d->names;
+        for (int i = 1; found < 0 && i <= d->names_count && lua_rawgeti(L, keys, i) == LUA_TTABLE;
+             i++, name += strlen(name) + 1) {
+            int parts = lua_gettop(L);
+            bk_dbg_push_named(L, parts);
             int same = called != 0 ? lua_rawequal(L, -1, called)
                                    : lua_type(L, -1) == LUA_TFUNCTION && lua_topointer(L, -1) == closure;
-            if (same) found = (int)i - 1;
+            if (same && bk_dbg_parts_spell(L, parts, name)) found = i - 1;
             lua_settop(L, keys);
         }
     }
@@ -1015,7 +1040,7 @@ static void bk_dbg_on_call(lua_State *L, lua_Debug *ar, bk_debugger *d) {
     // By identity: the called function is the one a breakpoint's name reaches now, however the
     // call site names it (an alias, pcall(f), a helper's block).
     if (bk_dbg_names_fresh(L, d) == 0 || !lua_checkstack(L, 1) || !lua_getinfo(L, "f", ar)) return;
-    int match = bk_dbg_named_match(L, lua_gettop(L), NULL);
+    int match = bk_dbg_named_match(L, d, lua_gettop(L), NULL);
     lua_pop(L, 1);
     const char *found = NULL;
     if (match >= 0) {
@@ -1088,7 +1113,7 @@ static int bk_dbg_call_known(lua_State *L, const lua_Debug *ar, bk_debugger *d) 
     // Function breakpoints: the full handler stops when a name reaches this closure now (looked up
     // by the names' key strings, which it brings up to date).
     if (__atomic_load_n(&d->function_count, __ATOMIC_RELAXED) == 0) return 1;
-    return d->names_gen == gen && d->names_keyed && bk_dbg_named_match(L, 0, closure) < 0;
+    return d->names_gen == gen && d->names_keyed && bk_dbg_named_match(L, d, 0, closure) < 0;
 }
 
 static void bk_dbg_hook_full(lua_State *L, lua_Debug *ar, bk_debugger *d) __attribute__((noinline));
@@ -1107,14 +1132,15 @@ static void bk_dbg_hook_full(lua_State *L, lua_Debug *ar, bk_debugger *d) {
              __atomic_exchange_n(&d->eval_interrupted, 0, __ATOMIC_RELAXED))) {
             // From now on every instruction raises (count events by 1, as the limits' `tripped`),
             // until the agent ends the evaluation: code that catches the error cannot go on.
+            bk_runtime *rt = bk_runtime_of(L);
             if (!d->eval_tripped) {
                 d->eval_tripped = 1;
+                if (rt != NULL) rt->evaluation_tripped = 1;
                 bk_hook_attach(L, BK_HOOK_DEBUGGER, bk_dbg_hook, d, d->attached_mask, 1);
             }
             // The hub counts this C client as a Swift frame (swift_depth + 1) and puts it back when
             // the client returns; this one raises instead (as the limits do, from C), so it puts it
             // back itself.
-            bk_runtime *rt = bk_runtime_of(L);
             if (rt != NULL && rt->swift_depth > 0) rt->swift_depth--;
             // The error is bk.cancelled (the agent says why the evaluation ended): a task the
             // evaluation started, which it may reach through coroutines of its own, then ends as
@@ -1286,6 +1312,8 @@ static int bk_dbg_native_evaluating(lua_State *L) {
     lua_pushboolean(L, d->eval_tripped);
     d->eval_deadline = seconds > 0 ? bk_dbg_now() + seconds : 0;
     d->eval_tripped = 0;
+    bk_runtime *rt = bk_runtime_of(L);
+    if (rt != NULL) rt->evaluation_tripped = 0;
     __atomic_store_n(&d->eval_interrupted, 0, __ATOMIC_RELAXED);
     // Count events only while an evaluation runs: an endless one must be stopped. It runs in a
     // coroutine of its own, which gets them as it is resumed; this thread runs inside the hook

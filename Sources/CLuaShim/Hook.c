@@ -266,11 +266,12 @@ void bk_hook_resumed(lua_State *L) {
 }
 
 // L goes on after co ran (resumed, or closed): the debugger's events as it follows them, and a limit
-// that tripped in co raises at L's next instruction (every instruction raises once one has tripped;
-// L's own count would let it run up to a step's worth on).
+// (or the debugger's evaluation limit) that tripped in co raises at L's next instruction: every
+// instruction raises once one has tripped, and L's own count would let it run up to a step's worth
+// on (and return normally, or yield, from where it caught co's error).
 static void bk_hook_back_from(lua_State *L, bk_runtime *rt) {
     bk_hook_resumed(L);
-    if (rt != NULL && rt->tripped != NULL) bk_hook_count_soon(L);
+    if (rt != NULL && (rt->tripped != NULL || rt->evaluation_tripped)) bk_hook_count_soon(L);
 }
 
 void bk_hook_prepare(lua_State *co) {
@@ -609,6 +610,7 @@ static int bk_co_close(lua_State *L) {
     }
     lua_xmove(co, L, 1);
     bk_close_error_shown(L);
+    bk_debugger_error_moved(L, L, 0);  // returned, not raised: the same value raised later is new
     lua_pushboolean(L, 0);
     lua_insert(L, -2);
     return 2;

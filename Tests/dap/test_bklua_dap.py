@@ -593,6 +593,35 @@ print("end", n)
 
 
 @case
+def a_script_that_rewrites_the_function_breakpoints_key_strings_makes_no_crash_and_no_wrong_stop():
+    # The keys live in the registry, where a script can reach them: entries it added were read past
+    # the names the C side has (a crash), and one it rewrote named another function (a wrong stop).
+    path = script("names_tampered.lua", """function greet() return 1 end
+function other() return 2 end
+greet()                 -- FIRST
+local keys
+for k, v in pairs(debug.getregistry()) do
+  if type(v) == "table" and type(v[1]) == "table" and v[1][1] == "greet" then keys = v end
+end
+assert(keys, "the key strings' table")
+for i = 2, 1000 do keys[i] = { "other" } end
+keys[1][1] = "other"
+for i = 1, 100 do other() end
+print("done")
+""")
+    c = adapter()
+    try:
+        c.start(path, functions=["greet"])
+        stop = c.stopped("function breakpoint")
+        check(c.frames(stop["threadId"])[1]["line"] == line_of(path, "FIRST"), "%r" % c.frames(stop["threadId"])[:2])
+        c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0, "exit (stopped again: %r)" % [e for e in c.seen if e["event"] == "stopped"][1:])
+        check("done" in c.output.get("stdout", ""), "%r" % c.output)
+    finally:
+        c.close()
+
+
+@case
 def function_breakpoints_reach_methods_through_index_tables_and_refuse_names_that_cannot():
     # An instance finds its class's methods through __index (a table, read raw: no metamethod runs
     # in the hook); a name with an empty part or a ':' before its last part can reach nothing.
@@ -610,11 +639,12 @@ print(acct.balance)
     try:
         c.initialize()
         seq = c.send("launch", {"program": path})
-        asked = ["acct:deposit", "loop.missing", "a..b", "a.", "a:b.c", ":deposit"]
+        asked = ["acct:deposit", "loop.missing", "a..b", "a.", "a:b.c", ":deposit", " acct:deposit", "acct. deposit"]
         r = c.request("setFunctionBreakpoints", {"breakpoints": [{"name": n} for n in asked]})
         answers = r["body"]["breakpoints"]
-        check([a["verified"] for a in answers] == [True, True, False, False, False, False], "%r" % answers)
-        check(all("dotted name" in a.get("message", "") for a in answers[2:]), "%r" % answers)
+        check([a["verified"] for a in answers] == [True, True, False, False, False, False, False, False], "%r" % answers)
+        check(all("dotted name" in a.get("message", "") for a in answers[2:6]), "%r" % answers)
+        check(all("blanks around a part" in a.get("message", "") for a in answers[6:]), "%r" % answers)
         c.request("configurationDone")
         c.response(seq)
         c.stopped("function breakpoint")
@@ -1024,6 +1054,32 @@ print(pcall(f))             -- WRAP
         want = [line_of(path, "CLOSE"), line_of(path, "FIRST"), line_of(path, "WRAP")]
         check([line for line, _ in seen] == want, "stops %r" % seen)
         check("from the handler" in seen[0][1] and "from the wrap's handler" in seen[2][1], "texts %r" % seen)
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
+@case
+def exception_breakpoints_all_stop_again_on_an_error_equal_to_one_a_close_returned():
+    # close returns its handler's error (nothing unwinds): it stayed "shown", and the same string
+    # raised next in that thread did not stop.
+    path = script("close_then_raise.lua", """local co = coroutine.create(function()
+  local x <close> = setmetatable({}, { __close = function() error("boom", 0) end })
+  coroutine.yield()
+end)
+coroutine.resume(co)
+print("close", coroutine.close(co))      -- CLOSE
+print("pcall", pcall(error, "boom", 0))  -- RAISE
+""")
+    c = adapter()
+    try:
+        c.start(path, exceptions=["all"])
+        lines = []
+        for _ in range(2):
+            stop = c.stopped("exception")
+            lines.append(c.frames(stop["threadId"])[0]["line"])
+            c.request("continue", {"threadId": stop["threadId"]})
+        check(lines == [line_of(path, "CLOSE"), line_of(path, "RAISE")], "stops %r" % lines)
         check(c.finish() == 0, "exit")
     finally:
         c.close()
@@ -2311,6 +2367,35 @@ print("done", n)
 
 
 @case
+def an_evaluation_past_its_limit_fails_even_when_it_catches_the_limit_in_a_coroutine():
+    # Only the thread the limit hit raised at every instruction: code that caught the error from a
+    # coroutine of its own went on, returned normally, or left a task of its own running forever.
+    path = script("eval_catch.lua", """local n = 0
+for i = 1, 3 do
+  n = n + i   -- HERE
+end
+print("done", n)
+""")
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, "HERE")]})
+        c.stopped("breakpoint")
+        caught = "select(2, pcall(coroutine.wrap(function() while true do end end))) == bk.cancelled and 'survived'"
+        r = c.request("evaluate", {"expression": caught, "frameId": 1, "context": "repl"}, ok=False, timeout=20)
+        check(not r["success"] and "ran too long" in r.get("message", ""), "evaluate: %r" % r)
+        task = ("bk.async(function() pcall(coroutine.wrap(function() while true do end end)); bk.sleep(0); "
+                "print('the task lives on'); while true do end end) and 'started'")
+        r = c.request("evaluate", {"expression": task, "frameId": 1, "context": "repl"}, ok=False, timeout=20)
+        check(not r["success"] and "ran too long" in r.get("message", ""), "evaluate: %r" % r)
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        c.request("continue", {"threadId": 1})
+        check(c.finish(timeout=30) == 0, "exit")
+        check("lives on" not in c.output.get("stdout", "") and "done\t6" in c.output.get("stdout", ""), "%r" % c.output)
+    finally:
+        c.close()
+
+
+@case
 def a_task_an_evaluation_starts_and_its_limit_stops_ends_as_cancelled():
     # The limit's error failed the task, and the failure (reported at close) failed the run. The
     # loop runs in a coroutine of the task's own: the error the limit raises there is the one the
@@ -2325,7 +2410,12 @@ print("done", n)
     try:
         c.start(path, breakpoints={path: [{"line": line_of(path, "HERE"),
                                            "condition": "i == 2 and bk.async(coroutine.wrap(function() while true do end end)) == nil"}]})
-        # i == 1: false; i == 2: the task is stopped by the limit, and the condition is false.
+        # i == 1: false; i == 2: the limit stops the condition (a failed condition stops, and says
+        # why) and the task it started.
+        c.stopped("breakpoint", timeout=20)
+        check("ran too long" in c.output.get("console", ""), "console: %r" % c.output)
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        c.request("continue", {"threadId": 1})
         check(c.finish(timeout=40) == 0, "exit (stderr: %r)" % c.output.get("stderr", "")[-400:])
         check("done\t3" in c.output.get("stdout", ""), "output %r" % c.output)
         check("evaluation stopped" not in c.output.get("stderr", ""), "reported: %r" % c.output.get("stderr", "")[-400:])

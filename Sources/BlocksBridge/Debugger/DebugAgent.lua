@@ -441,7 +441,9 @@ local function evaluateIn(frame, code, statementsAllowed)
         pcall(coclose, co)
         return false, "evaluation yielded (an evaluation cannot wait)"
     end
-    if not results[1] then return false, ranOut and c.evaluationStopped or errorText(results[2]) end
+    -- Ran out: failed, even when code of its own caught the limit's error and returned.
+    if ranOut then return false, c.evaluationStopped end
+    if not results[1] then return false, errorText(results[2]) end
     for _, slot in next, dirty do
         if slot.kind == "local" then frameSetLocal(frame, slot.index, slot.value)
         else setupvalue(slot.func, slot.index, slot.value) end
@@ -608,7 +610,8 @@ local function propertiesOf(v, mt, list)
                 pcall(coclose, co)
                 ok, value = false, "it yielded"
             end
-            if not ok then value = stopped and c.evaluationStopped or errorText(value) end
+            if stopped then ok, value = false, c.evaluationStopped
+            elseif not ok then value = errorText(value) end
         end
         if ok then
             list[#list + 1] = variable(name, value)

@@ -150,8 +150,9 @@ final class DebugBreakpoints: @unchecked Sendable {
     }
 
     /// Why `name` can never reach a function from the globals (an empty part, as in `a..b` or `a.`,
-    /// or a `:` before the last part), or nil. Parts are looked up as they are (any bytes but `.`
-    /// and `:`), so `_G["héllo"]` is reached by `héllo`.
+    /// or a `:` before the last part), or is mistyped (a part with blanks around it, as in `greet `:
+    /// it would be looked up as `_G["greet "]` and never stop), or nil. Parts are looked up as they
+    /// are (any bytes but `.` and `:`), so `_G["héllo"]` is reached by `héllo`.
     static func functionNameProblem(_ name: String) -> String? {
         let parts = name.utf8.split(omittingEmptySubsequences: false, whereSeparator: { $0 == 46 || $0 == 58 })
         let colon = name.utf8.firstIndex(of: 58)
@@ -159,6 +160,10 @@ final class DebugBreakpoints: @unchecked Sendable {
         guard parts.allSatisfy({ !$0.isEmpty }), !colonBeforeLast else {
             return "'\(name.prefix(100))' is not a global or dotted name (greet, Shapes.area, Account:deposit)"
         }
+        let blanks = parts.contains { part in
+            part.first.map { spaces.contains($0) } == true || part.last.map { spaces.contains($0) } == true
+        }
+        if blanks { return "'\(name.prefix(100))' has blanks around a part of the name" }
         return nil
     }
 

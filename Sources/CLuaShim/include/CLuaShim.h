@@ -83,6 +83,8 @@ typedef struct bk_runtime {
     bk_hook_client hook_clients[BK_HOOK_SLOTS];
     int debugger_stopped;         // a debugger's stop is being served on this state's thread:
                                   // its evaluations must not run the loop (Debugger.c)
+    int evaluation_tripped;       // the debugger's evaluation ran out: every instruction raises,
+                                  // in each thread that runs, until it ends (Debugger.c)
 } bk_runtime;
 
 /// The life of a state, one state machine (Swift's `LuaStateLife` names it): open, then closing
