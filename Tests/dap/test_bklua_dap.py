@@ -887,6 +887,25 @@ local done = true      -- END
         c.close()
 
 
+def steps_from_a_breakpoint_stop_at(path, at, steps, want):
+    """A session stopped at marker `at` (its breakpoint then cleared) takes `steps` and must stop at
+    marker `want`; then it runs to its end."""
+    c = adapter()
+    try:
+        c.start(path, breakpoints={path: [line_of(path, at)]})
+        stop = c.stopped("breakpoint")
+        c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
+        for step in steps:
+            c.step(step, stop["threadId"])
+            stop = c.stopped("step")
+        line = c.frames(stop["threadId"])[0]["line"]
+        check(line == line_of(path, want), "%s from %s stopped at line %d, not %s" % (steps, at, line, want))
+        c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0, "exit")
+    finally:
+        c.close()
+
+
 @case
 def a_step_off_the_end_of_a_task_that_waited_stops_at_the_main_codes_next_line():
     # The task's last resume comes from the loop (the task waited): the step went with that
@@ -899,21 +918,8 @@ end)
 local r = bk.await(t)
 print("end", r)        -- END
 """)
-    for steps in (["stepIn"], ["next"], ["stepOut"]):
-        c = adapter()
-        try:
-            c.start(path, breakpoints={path: [line_of(path, "BP")]})
-            stop = c.stopped("breakpoint")
-            c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
-            for step in steps:
-                c.step(step, stop["threadId"])
-                stop = c.stopped("step")
-            line = c.frames(stop["threadId"])[0]["line"]
-            check(line == line_of(path, "END"), "%s off the task's end stopped at line %d" % (steps, line))
-            c.request("continue", {"threadId": stop["threadId"]})
-            check(c.finish() == 0, "exit")
-        finally:
-            c.close()
+    for step in ("stepIn", "next", "stepOut"):
+        steps_from_a_breakpoint_stop_at(path, "BP", [step], "END")
 
 
 @case
@@ -932,19 +938,7 @@ end)
 print("end", bk.await(tb))
 """)
     for step in ("next", "stepIn", "stepOut"):
-        c = adapter()
-        try:
-            c.start(path, breakpoints={path: [line_of(path, "A-END")]})
-            stop = c.stopped("breakpoint")
-            c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
-            c.step(step, stop["threadId"])
-            stop = c.stopped("step")
-            line = c.frames(stop["threadId"])[0]["line"]
-            check(line == line_of(path, "B-NEXT"), "%s off task a's end stopped at line %d" % (step, line))
-            c.request("continue", {"threadId": stop["threadId"]})
-            check(c.finish() == 0, "exit")
-        finally:
-            c.close()
+        steps_from_a_breakpoint_stop_at(path, "A-END", [step], "B-NEXT")
 
 
 @case
@@ -972,20 +966,7 @@ print("end", after)    -- FINAL
     for marker, steps, want in (("HANDLER", ["stepOut"], "AFTER"), ("HANDLER", ["next", "next", "next"], "AFTER"),
                                 ("LAST-IN-HANDLER", ["stepIn", "stepIn"], "AFTER"),
                                 ("WRAP-HANDLER", ["stepOut"], "FINAL"), ("CLOSE-CALL", ["stepIn"], "HANDLER")):
-        c = adapter()
-        try:
-            c.start(path, breakpoints={path: [line_of(path, marker)]})
-            stop = c.stopped("breakpoint")
-            c.request("setBreakpoints", {"source": {"path": path}, "breakpoints": []})
-            for step in steps:
-                c.step(step, stop["threadId"])
-                stop = c.stopped("step")
-            line = c.frames(stop["threadId"])[0]["line"]
-            check(line == line_of(path, want), "%s from %s stopped at line %d" % (steps, marker, line))
-            c.request("continue", {"threadId": stop["threadId"]})
-            check(c.finish() == 0, "exit")
-        finally:
-            c.close()
+        steps_from_a_breakpoint_stop_at(path, marker, steps, want)
 
 
 @case
