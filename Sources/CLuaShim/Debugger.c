@@ -30,6 +30,7 @@
 #define BK_DEBUG_CALLED 64      // slots of the per-closure call cache (a power of two)
 #define BK_DEBUG_DEEPER 4       // CallInfos remembered as deeper than the stepped frame
 #define BK_DEBUG_LAYOUT_CHECKS 16  // calls that check the CallInfo read before it is trusted
+#define BK_DEBUG_NAME_BYTES 200  // a function breakpoint's name and its NUL (DebugBreakpoints refuses longer)
 #define BK_DEBUG_EVALUATION_STOPPED "evaluation stopped: it ran too long (the debugger's limit) or was paused"
 
 static const char bk_debugger_agent_key = 0;  // registry[&key] = the agent function
@@ -140,6 +141,10 @@ struct bk_debugger {
     int names_count;
     unsigned names_gen;
     int names_keyed;  // registry[&names_key] holds `names` split into their key strings
+    // The names are being rebuilt or walked: a call event a finalizer makes meanwhile (an allocation
+    // may run one, which may call or resume anything) checks no function breakpoint, rather than
+    // rebuild (free) the names under the outer walk.
+    int names_busy;
 };
 
 static double bk_dbg_now(void) {
@@ -572,6 +577,9 @@ static int bk_dbg_caught(lua_State *L) {
     int again = xpcall && lua_toboolean(L, lua_upvalueindex(2));
     if (!retrying && !again) bk_debugger_exception(L, 0);
     if (!xpcall) return 1;
+    // Past a limit (the evaluation's too) the error is raised from the hook, where a looping
+    // handler could never be stopped: the value goes on unchanged, as bk_guarded_handler does.
+    if (bk_limit_tripped(bk_runtime_of(L))) return 1;
     lua_Debug self;
     if (again && !retrying && lua_getstack(L, 0, &self) && lua_getinfo(L, "f", &self))
         lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_dbg_retrying_key);
@@ -808,15 +816,36 @@ static void bk_dbg_on_line(lua_State *L, lua_Debug *ar, bk_debugger *d) {
         bk_dbg_call_agent(L, d, "breakpoint", s->path, ar->currentline);
 }
 
-// How many `__index` tables a name's part is looked for in (a cycle of them ends here).
-#define BK_DEBUG_INDEX_CHAIN 16
-
 // Brings the function breakpoints' names (copied under the lock when the breakpoints change) and
 // their key strings up to the breakpoints' generation: registry[&names_key] is an array with, for
 // each name, the array of its parts (`Shapes.area.square`, `obj:method`) as Lua strings, so that a
 // call event looks a name up without making a string. Returns how many names there are (0: none,
 // or no memory for them).
+// build(names, count): registry[&names_key] = the names' key strings, [0] = "__index".
+static int bk_dbg_names_build(lua_State *L) {
+    const char *name = lua_touserdata(L, 1);
+    int count = (int)lua_tointeger(L, 2);
+    lua_createtable(L, count, 1);
+    lua_pushliteral(L, "__index");  // looked up without making a string (bk_dbg_push_named)
+    lua_rawseti(L, -2, 0);
+    for (int i = 1; i <= count; i++, name += strlen(name) + 1) {
+        lua_newtable(L);
+        const char *part = name;
+        for (int j = 1;; j++) {
+            size_t n = strcspn(part, ".:");
+            lua_pushlstring(L, part, n);
+            lua_rawseti(L, -2, j);
+            if (part[n] == '\0') break;
+            part += n + 1;
+        }
+        lua_rawseti(L, -2, i);
+    }
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_names_key);
+    return 0;
+}
+
 static int bk_dbg_names_fresh(lua_State *L, bk_debugger *d) {
+    if (d->names_busy) return 0;
     unsigned gen = __atomic_load_n(&d->gen, __ATOMIC_RELAXED);
     if (d->names_gen == gen && d->names_keyed) return d->names_count;
     pthread_mutex_lock(&d->lock);
@@ -832,24 +861,17 @@ static int bk_dbg_names_fresh(lua_State *L, bk_debugger *d) {
     d->names_count = copied;
     d->names_gen = gen;
     d->names_keyed = 0;
-    if (!lua_checkstack(L, 4)) return 0;
-    lua_createtable(L, copied, 0);
-    const char *name = copy;
-    for (int i = 1; i <= copied; i++, name += strlen(name) + 1) {
-        lua_newtable(L);
-        const char *part = name;
-        for (int j = 1;; j++) {
-            size_t n = strcspn(part, ".:");
-            lua_pushlstring(L, part, n);
-            lua_rawseti(L, -2, j);
-            if (part[n] == '\0') break;
-            part += n + 1;
-        }
-        lua_rawseti(L, -2, i);
-    }
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &bk_debugger_names_key);
-    d->names_keyed = 1;
-    return copied;
+    // Protected: an allocation may fail, or run a finalizer that makes call events (names_busy).
+    if (!lua_checkstack(L, 3)) return 0;
+    d->names_busy = 1;
+    lua_pushcfunction(L, bk_dbg_names_build);
+    lua_pushlightuserdata(L, copy);
+    lua_pushinteger(L, copied);
+    int built = bk_pcall(L, 2, 0, 0) == LUA_OK;
+    if (!built) lua_pop(L, 1);
+    d->names_busy = 0;
+    d->names_keyed = built;
+    return built ? copied : 0;
 }
 
 // How many `__index` tables a name's part is looked for in (a cycle of them ends here).
@@ -858,8 +880,9 @@ static int bk_dbg_names_fresh(lua_State *L, bk_debugger *d) {
 // Pushes the value the name whose parts are the strings of the array at `parts` reaches from the
 // globals, by raw reads only (no metamethod runs in the hook): a part missing from a table is
 // looked for in its metatable's `__index` when that is a table, as an instance finds its class's
-// methods. Pushes nil where it reaches nothing.
-static void bk_dbg_push_named(lua_State *L, int parts) {
+// methods. Pushes nil where it reaches nothing. `keys`: the keys' table, whose [0] is "__index"
+// (no string is made here: that may run the collector, and its finalizers, in the hook).
+static void bk_dbg_push_named(lua_State *L, int keys, int parts) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
     lua_Integer j = 1;
     for (; lua_istable(L, -1); j++) {
@@ -875,7 +898,11 @@ static void bk_dbg_push_named(lua_State *L, int parts) {
                 lua_pushnil(L);
                 break;
             }
-            lua_pushliteral(L, "__index");
+            if (lua_rawgeti(L, keys, 0) != LUA_TSTRING) {
+                lua_pop(L, 2);
+                lua_pushnil(L);
+                break;
+            }
             lua_rawget(L, -2);  // table, key, metatable, __index
             lua_remove(L, -2);
             if (!lua_istable(L, -1)) {
@@ -925,7 +952,7 @@ static int bk_dbg_parts_spell(lua_State *L, int parts, const char *name) {
 // matches must still spell its name, or no breakpoint stops (a wrong one, or one past the names).
 static int bk_dbg_named_match(lua_State *L, bk_debugger *d, int called, const void *closure) __attribute__((noinline));
 static int bk_dbg_named_match(lua_State *L, bk_debugger *d, int called, const void *closure) {
-    if (!lua_checkstack(L, 8)) return -1;
+    if (d->names_busy || !lua_checkstack(L, 8)) return -1;
     int top = lua_gettop(L);
     int found = -1;
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_debugger_names_key) == LUA_TTABLE) {
@@ -934,7 +961,7 @@ static int bk_dbg_named_match(lua_State *L, bk_debugger *d, int called, const vo
         for (int i = 1; found < 0 && i <= d->names_count && lua_rawgeti(L, keys, i) == LUA_TTABLE;
              i++, name += strlen(name) + 1) {
             int parts = lua_gettop(L);
-            bk_dbg_push_named(L, parts);
+            bk_dbg_push_named(L, keys, parts);
             int same = called != 0 ? lua_rawequal(L, -1, called)
                                    : lua_type(L, -1) == LUA_TFUNCTION && lua_topointer(L, -1) == closure;
             if (same && bk_dbg_parts_spell(L, parts, name)) found = i - 1;
@@ -1042,12 +1069,14 @@ static void bk_dbg_on_call(lua_State *L, lua_Debug *ar, bk_debugger *d) {
     if (bk_dbg_names_fresh(L, d) == 0 || !lua_checkstack(L, 1) || !lua_getinfo(L, "f", ar)) return;
     int match = bk_dbg_named_match(L, d, lua_gettop(L), NULL);
     lua_pop(L, 1);
-    const char *found = NULL;
+    // A copy: the agent's first allocation may run a finalizer whose call event rebuilds the names.
+    char found[BK_DEBUG_NAME_BYTES];
     if (match >= 0) {
-        found = d->names;
-        for (int i = 0; i < match; i++) found += strlen(found) + 1;
+        const char *name = d->names;
+        for (int i = 0; i < match; i++) name += strlen(name) + 1;
+        snprintf(found, sizeof found, "%s", name);
+        bk_dbg_call_agent(L, d, "function", found, ar->linedefined);
     }
-    if (found != NULL) bk_dbg_call_agent(L, d, "function", found, ar->linedefined);
 }
 
 // A return (`ar`: the returning function, level 0): the caller's line events as it needs them;
@@ -1196,6 +1225,7 @@ void bk_debugger_attach(lua_State *L, bk_debugger *d, int stopOnEntry) {
     bk_dbg_called_forget(L, d);
     d->attached_mask = bk_dbg_wanted_mask(d);
     bk_hook_attach(L, BK_HOOK_DEBUGGER, bk_dbg_hook, d, d->attached_mask, BK_DEBUG_COUNT);
+    bk_guard_message_handlers(L);  // evaluations may trip their limit inside an xpcall
     bk_dbg_wrap_protected_calls(L, d);
     if (stopOnEntry) {
         d->entry = BK_STOP_ENTRY;

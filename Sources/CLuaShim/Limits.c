@@ -90,13 +90,17 @@ static int bk_guard_xpcall(lua_State *L) {
     return 0;
 }
 
+void bk_guard_message_handlers(lua_State *L) {
+    lua_pushcfunction(L, bk_guard_xpcall);
+    if (bk_pcall(L, 0, 0, 0) != LUA_OK) lua_pop(L, 1);  // out of memory: xpcall stays Lua's
+}
+
 void bk_sethooks(lua_State *L) {
     bk_runtime *rt = bk_runtime_of(L);
     if (rt == NULL) return;
     __atomic_store_n(&rt->limits_hooked, 1, __ATOMIC_RELAXED);
     bk_hook_refresh(L);
-    lua_pushcfunction(L, bk_guard_xpcall);
-    if (bk_pcall(L, 0, 0, 0) != LUA_OK) lua_pop(L, 1);  // out of memory: xpcall stays Lua's
+    bk_guard_message_handlers(L);
 }
 
 void bk_reset_limits(lua_State *L, bk_runtime *rt) {
@@ -178,12 +182,16 @@ static int bk_safe_setmetatable(lua_State *L) {
     return lua_gettop(L);
 }
 
-// xpcall whose message handler is skipped once a limit has tripped. The error of a hook is raised
+int bk_limit_tripped(const bk_runtime *rt) {
+    return rt != NULL && (rt->tripped != NULL || rt->evaluation_tripped);
+}
+
+// xpcall whose message handler is skipped once a limit (or a debugger's evaluation) has tripped. The error of a hook is raised
 // while hooks are off, and the handler runs before the stack unwinds: a looping handler could
 // otherwise never be stopped.
 static int bk_guarded_handler(lua_State *L) {
     bk_runtime *rt = bk_runtime_of(L);
-    if (rt != NULL && rt->tripped != NULL) {
+    if (bk_limit_tripped(rt)) {
         lua_settop(L, 1);
         return 1;
     }

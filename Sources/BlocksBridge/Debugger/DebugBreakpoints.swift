@@ -167,8 +167,8 @@ final class DebugBreakpoints: @unchecked Sendable {
         return nil
     }
 
-    /// Blanks, as a condition's or a hit condition's text may have around it.
-    private static let spaces: Set<UInt8> = [32, 9, 10, 13]
+    /// Blanks, as a condition's or a hit condition's text may have around it (Lua's isspace).
+    private static let spaces: Set<UInt8> = [32, 9, 10, 11, 12, 13]
 
     /// A condition, or nil for none: a blank one (spaces only) is none, as editors mean it (it was
     /// evaluated, gave nothing, and the breakpoint never stopped).

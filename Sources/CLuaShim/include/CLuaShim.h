@@ -420,6 +420,12 @@ void bk_limits_count(lua_State *L, bk_runtime *rt);
 /// thread, from its next resume). Once a limit trips, every further Lua instruction
 /// raises the same error until `bk_reset_limits`, so a script cannot catch it and go on.
 void bk_sethooks(lua_State *L);
+/// The global `xpcall` becomes one whose message handler is skipped once a limit, or a debugger's
+/// evaluation, has tripped (the error is raised from the hook, where a looping handler could never
+/// be stopped). Protected; nothing changes when it fails.
+void bk_guard_message_handlers(lua_State *L);
+/// Whether a limit (`tripped`) or a debugger's evaluation limit (`evaluation_tripped`) has tripped.
+int bk_limit_tripped(const bk_runtime *rt);
 /// Starts a new budget: no instructions used, the deadline `time_limit` from now, no interrupt.
 void bk_reset_limits(lua_State *L, bk_runtime *rt);
 /// A debugger stop begins (`stopped` 1) or ends (0): every deadline of this process stands still
