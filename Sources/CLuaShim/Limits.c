@@ -186,9 +186,9 @@ int bk_limit_tripped(const bk_runtime *rt) {
     return rt != NULL && (rt->tripped != NULL || rt->evaluation_tripped);
 }
 
-// xpcall whose message handler is skipped once a limit (or a debugger's evaluation) has tripped. The error of a hook is raised
-// while hooks are off, and the handler runs before the stack unwinds: a looping handler could
-// otherwise never be stopped.
+// xpcall whose message handler is skipped once a limit (or a debugger's evaluation) has tripped. The
+// error of a hook is raised while hooks are off, and the handler runs before the stack unwinds: a
+// looping handler could otherwise never be stopped.
 static int bk_guarded_handler(lua_State *L) {
     bk_runtime *rt = bk_runtime_of(L);
     if (bk_limit_tripped(rt)) {
@@ -202,22 +202,32 @@ static int bk_guarded_handler(lua_State *L) {
     return 1;
 }
 
-static int bk_return_all(lua_State *L, int status, lua_KContext ctx) {
-    (void)status;
-    (void)ctx;
-    return lua_gettop(L);
+// As Lua's finishpcall: `extra` slots (the handler, and true) lie below the results.
+static int bk_finish_xpcall(lua_State *L, int status, lua_KContext extra) {
+    if (status != LUA_OK && status != LUA_YIELD) {
+        lua_pushboolean(L, 0);
+        lua_pushvalue(L, -2);
+        return 2;
+    }
+    return lua_gettop(L) - (int)extra;
 }
 
+// As Lua's luaB_xpcall, one C level as it is (xpcalls nest as deep, and `error` levels count the
+// same). A Lua handler runs through bk_guarded_handler; a C one (debug.traceback) runs no Lua code
+// that could loop, and is called as it is, so its traceback is Lua's own.
 static int bk_safe_xpcall(lua_State *L) {
+    int n = lua_gettop(L);
     luaL_checktype(L, 2, LUA_TFUNCTION);
-    lua_pushvalue(L, 2);
-    lua_pushcclosure(L, bk_guarded_handler, 1);
-    lua_replace(L, 2);
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    // With a continuation, so the protected function may still yield.
-    lua_callk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, bk_return_all);
-    return lua_gettop(L);
+    if (!lua_iscfunction(L, 2)) {
+        lua_pushvalue(L, 2);
+        lua_pushcclosure(L, bk_guarded_handler, 1);
+        lua_replace(L, 2);  // f, handler, args...
+    }
+    lua_pushboolean(L, 1);  // the first result when no error
+    lua_pushvalue(L, 1);
+    lua_rotate(L, 3, 2);    // handler, true, f, args... from slot 2
+    int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, bk_finish_xpcall);
+    return bk_finish_xpcall(L, status, 2);
 }
 
 static void bk_wrap_global(lua_State *L, const char *name, lua_CFunction wrapper) {

@@ -2404,6 +2404,26 @@ print("done", n)
 
 
 @case
+def xpcall_under_a_debugger_nests_as_deep_and_a_c_handler_traces_as_lua_s_own():
+    # The guarded xpcall (its handler skipped once an evaluation ran out) called Lua's through a
+    # C frame of its own: xpcalls nested half as deep, and debug.traceback as a handler showed it.
+    path = script("xpcall_depth.lua", """local depth = 0
+local function nest() depth = depth + 1; return xpcall(nest, function(m) return m end) end
+nest()
+print("depth", depth)
+print((select(2, xpcall(error, debug.traceback, "x"))))
+""")
+    stock = subprocess.run(["lua5.4", path], capture_output=True, text=True, timeout=30).stdout
+    c = adapter()
+    try:
+        c.start(path)
+        check(c.finish() == 0, "exit")
+        check(c.output.get("stdout", "") == stock, "under the debugger %r, stock %r" % (c.output.get("stdout", ""), stock))
+    finally:
+        c.close()
+
+
+@case
 @needs_a_poke_in_a_lua_loop
 def function_breakpoints_changed_while_finalizers_call_functions_are_read_safely():
     # Rebuilding the names' key strings allocates; a finalizer run then resumed a coroutine whose
