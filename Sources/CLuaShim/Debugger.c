@@ -635,6 +635,8 @@ static int bk_dbg_xpcall(lua_State *L) {
     return bk_dbg_finish_pcall(L, status, 2);
 }
 
+int bk_debugger_owns_protected_call(lua_CFunction f) { return f == bk_dbg_pcall || f == bk_dbg_xpcall; }
+
 static void bk_dbg_wrap_protected_calls(lua_State *L, bk_debugger *d) {
     if (!(__atomic_load_n(&d->exceptions, __ATOMIC_RELAXED) & BK_DEBUG_ALL) || !lua_checkstack(L, 4)) return;
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &bk_dbg_wrapped_key) != LUA_TNIL) {

@@ -82,11 +82,12 @@ static int bk_guard_xpcall(lua_State *L) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
     lua_pushliteral(L, "xpcall");
     lua_rawget(L, -2);
-    if (!lua_iscfunction(L, -1) || lua_tocfunction(L, -1) == bk_safe_xpcall) return 0;
-    lua_pushcclosure(L, bk_safe_xpcall, 1);
+    lua_CFunction current = lua_tocfunction(L, -1);
+    // Guarded already: ours, or the debugger's for `all` (a pool state attaches for each chunk).
+    if (current == NULL || current == bk_safe_xpcall || bk_debugger_owns_protected_call(current)) return 0;
     lua_pushliteral(L, "xpcall");
-    lua_insert(L, -2);
-    lua_rawset(L, -3);
+    lua_pushcfunction(L, bk_safe_xpcall);  // Lua's rebuilt: it needs no reference to the one it replaces
+    lua_rawset(L, -4);
     return 0;
 }
 
@@ -288,7 +289,8 @@ static int bk_opensafelibs_protected(lua_State *L) {
     lua_pop(L, 2);
 
     bk_wrap_global(L, "setmetatable", bk_safe_setmetatable);
-    bk_wrap_global(L, "xpcall", bk_safe_xpcall);
+    lua_pushcfunction(L, bk_safe_xpcall);
+    lua_setglobal(L, "xpcall");
     bk_hook_install_library(L);
     return 0;
 }

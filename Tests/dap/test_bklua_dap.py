@@ -3269,6 +3269,34 @@ print("pool", ok)
             c.close()
 
 
+@case
+def exception_breakpoints_all_stop_on_errors_xpcall_catches_in_every_chunk_a_pool_state_runs():
+    # A pool state attaches for each chunk: the guard on xpcall, installed at each attach, replaced
+    # the debugger's own xpcall (for `all`) from the second chunk on, and those errors did not stop.
+    path = script("pool_xpcall.lua", """local list = {}
+for i = 1, 64 do list[i] = i end
+local r = bk.parallelMap(list, function(x)
+  for k = 1, 20000 do x = x + 0 end
+  local ok = xpcall(error, function(m) return m end, "caught")   -- CAUGHT
+  return x
+end)
+print("done", #r)
+""")
+    c = adapter()
+    try:
+        c.start(path, exceptions=["all"])
+        stops = 0
+        while stops < 64:
+            stop = c.stopped("exception")
+            check(c.frames(stop["threadId"])[0]["line"] == line_of(path, "CAUGHT"), "stop %d" % stops)
+            stops += 1
+            c.request("continue", {"threadId": stop["threadId"]})
+        check(c.finish() == 0, "exit (more stops than elements?)")
+        check("done\t64" in c.output.get("stdout", ""), "%r" % c.output)
+    finally:
+        c.close()
+
+
 # ---------------------------------------------------------------------------------------------
 # Large and odd values, pool threads, where breakpoints land
 

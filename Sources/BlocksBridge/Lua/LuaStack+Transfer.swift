@@ -14,11 +14,7 @@ extension LuaStack {
     /// Why the value at `index` cannot cross to another state, or nil when it can. `strict`: a Lua
     /// function must also capture no table of its own (the rule for running blocks on the pool).
     func transferProblem(at index: Int32, what: String, strict: Bool = false) -> String? {
-        let status = bk_transfer_check(L, index, what, strict ? 1 : 0)
-        if status == LUA_OK { return nil }
-        let message = toString(-1) ?? "cannot be copied"
-        pop()
-        return message
+        bk_transfer_check(L, index, what, strict ? 1 : 0) == LUA_OK ? nil : popTransferProblem()
     }
 
     /// The same, for an answer the script asked for (`bk.canParallelize`, `bk.isTransferable`): a
@@ -28,17 +24,18 @@ extension LuaStack {
         let status = bk_transfer_check(L, index, what, strict ? 1 : 0)
         if status == LUA_OK { return nil }
         if status == LUA_ERRMEM { throw .valueOnTop }
-        let message = toString(-1) ?? "cannot be copied"
-        pop()
-        return message
+        return popTransferProblem()
     }
 
     /// Why the value at `index` cannot cross to another state, worded as a bad argument's reason
     /// (`a coroutine cannot cross to another state`, `field 'x' of the value is a FILE*, which
     /// cannot cross to another state`), or nil when it can.
     func crossingProblem(at index: Int32, what: String = "the value") -> String? {
-        let status = bk_transfer_check(L, index, what, BK_TRANSFER_AS_ARGUMENT)
-        if status == LUA_OK { return nil }
+        bk_transfer_check(L, index, what, BK_TRANSFER_AS_ARGUMENT) == LUA_OK ? nil : popTransferProblem()
+    }
+
+    /// The reason a failed check left on top, popped.
+    private func popTransferProblem() -> String {
         let message = toString(-1) ?? "cannot be copied"
         pop()
         return message

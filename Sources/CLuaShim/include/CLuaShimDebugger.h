@@ -65,6 +65,9 @@ int bk_debugger_pushnatives(lua_State *L, bk_debugger *d);
 /// Called where an error is raised (a message handler): stops with reason "exception" when the
 /// filters ask for it (`uncaught`: the handler is the top level's). Leaves the stack as it was.
 void bk_debugger_exception(lua_State *L, int uncaught);
+/// Whether `f` is one of the debugger's own pcall and xpcall (the `all` filter's, which skip a
+/// message handler once a limit has tripped themselves): the limits' guard leaves them in place.
+int bk_debugger_owns_protected_call(lua_CFunction f);
 /// Whether the values at `a` and `b` are one error (raw equality, NaN counting as itself).
 int bk_debugger_same_error(lua_State *L, int a, int b);
 /// L is about to resume a coroutine of the script's (coroutine.resume, coroutine.wrap) or to close
